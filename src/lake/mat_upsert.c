@@ -291,7 +291,8 @@ ls_file_rewrite_opts_t ls_mat_rewrite_opts(const ls_mat_batch_t *b)
                                     .nfields = nf,
                                     .pq = &b->opts,
                                     .target_bytes = b->tt->policy->target_file_bytes,
-                                    .min_files = (int)b->tt->policy->rewrite_min_files};
+                                    .min_files = (int)b->tt->policy->rewrite_min_files,
+                                    .merge_on_read = b->tt->policy->merge_on_read};
 }
 
 /* Upsert: the live files holding rows of the batch's keys, copied without

@@ -472,6 +472,14 @@ static int p_format(const char *v, ls_policy_t *p, char *why, size_t cap)
     return i < 0 ? -1 : 0;
 }
 
+static int p_upsert_strategy(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"copy-on-write", "merge-on-read", NULL};
+    int i = one_of(v, opts);
+    p->merge_on_read = i == 1;
+    return i < 0 ? -1 : 0;
+}
+
 static int p_checkpoint_interval(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     return parse_int(v, 1, 100000, &p->delta_checkpoint_interval);
@@ -663,6 +671,14 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
                                              "checkpoint older than snapshot.retention.ms are "
                                              "then deleted.",
                                              p_checkpoint_interval},
+    [LS_POLICY_UPSERT_STRATEGY] =
+        {"lakestream.table.upsert.strategy", "copy-on-write", "copy-on-write, merge-on-read",
+         "How an upsert table's commit removes the rows of keys it writes again. copy-on-write: "
+         "the data files holding them are copied without them (readers read plain files); "
+         "merge-on-read: one Iceberg position delete file per partition names them, and the "
+         "table maintenance (rewrite.min.files) later copies the data files deletes weigh on "
+         "without those rows. Needs write.mode=upsert; not with format delta.",
+         p_upsert_strategy},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }
@@ -831,6 +847,19 @@ ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char 
                  ls_policy_source_name(out->source[LS_POLICY_EVOLUTION]),
                  fields[LS_POLICY_WRITE_MODE].key,
                  ls_policy_source_name(out->source[LS_POLICY_WRITE_MODE]));
+        st = LS_EINVAL;
+    }
+    /* position deletes are for upsert tables, and a Delta log carries none */
+    if (st == LS_OK && out->merge_on_read && (!out->upsert || out->delta)) {
+        ls_policy_field ff = !out->upsert ? LS_POLICY_WRITE_MODE : LS_POLICY_FORMAT;
+        snprintf(err, errlen,
+                 "Invalid value 'merge-on-read' for configuration %s (%s layer): %s, but %s is "
+                 "%s (%s layer)",
+                 fields[LS_POLICY_UPSERT_STRATEGY].key,
+                 ls_policy_source_name(out->source[LS_POLICY_UPSERT_STRATEGY]),
+                 !out->upsert ? "it is how upsert tables (write.mode=upsert) remove rows"
+                              : "a Delta log does not carry Iceberg position deletes",
+                 fields[ff].key, out->value[ff], ls_policy_source_name(out->source[ff]));
         st = LS_EINVAL;
     }
     const char *since = layer_get(l->stream, l->nstream, LS_POLICY_SINCE_KEY);

@@ -69,6 +69,9 @@
  *                                                        written by the pass that commits them)
  *   delta.checkpoint.interval 1..100000                  applied (table/delta_mirror.h: a Delta
  *                                                        checkpoint at every multiple of it)
+ *   upsert.strategy      copy-on-write | merge-on-read   applied (table/file_rewrite.h: how an
+ *                                                        upsert commit removes old rows; with
+ *                                                        write.mode=upsert, without delta)
  *   primary.key          empty | key fields a,b,...      applied (lake/materialize.c: the
  *                                                        upsert identity; the table's
  *                                                        identifier-field-ids); needs a typed
@@ -123,6 +126,7 @@ typedef enum ls_policy_field {
     LS_POLICY_FILE_DELETE_DELAY_MS,
     LS_POLICY_FORMAT,
     LS_POLICY_DELTA_CHECKPOINT_INTERVAL,
+    LS_POLICY_UPSERT_STRATEGY,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -205,6 +209,7 @@ typedef struct ls_policy {
     bool evolution_dlq; /* evolution=dead-letter: into <name>__dlq */
     bool evolution_new_table;          /* evolution=new-table: a new table version <name>__vN */
     bool upsert;                       /* write.mode=upsert: one row per key */
+    bool merge_on_read;                /* upsert.strategy=merge-on-read: position deletes */
     bool changelog;                    /* also the append-only table <name>__changelog */
     bool delta;                        /* format has delta: a Delta Lake log beside the table */
     int64_t delta_checkpoint_interval; /* a Delta checkpoint every this many versions */

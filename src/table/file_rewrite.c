@@ -42,7 +42,18 @@
  * columns only (key_image_load) and read whole only when a row goes; the caller
  * commits removed and new files with its new rows as one overwrite snapshot
  * (ls_ice_table_overwrite), so a reader sees a key's old row or its new
- * one, never both or neither. */
+ * one, never both or neither.
+ *
+ * Merge-on-read deletes (o->merge_on_read): the same scan, but the rows
+ * found become one position delete file per partition (position_deletes.h)
+ * committed in that snapshot instead of copies; rows live deletes already
+ * took are not found again. Every copy (a rewrite, a copy-on-write) leaves
+ * out the rows live deletes took: a copied row has a new path, out of every
+ * delete's reach. So the maintenance rewrite also compacts deletes: beside
+ * the small-file runs, a data file whose rows deletes took is rewritten on
+ * its own when they took DELETE_RATIO_PCT % of its rows or its partition
+ * holds min_files delete files, and every delete file naming only files no
+ * longer live leaves in the same replace snapshot. */
 #include "table/file_rewrite.h"
 
 #include <stdio.h>
@@ -55,6 +66,7 @@
 #include "base/crashpoint.h"
 #include "base/size_tier.h"
 #include "table/parquet_reader.h"
+#include "table/position_deletes.h"
 
 #define REWRITE_GROWTH 4 /* a new file is at least this x its largest input */
 
@@ -153,12 +165,14 @@ size_t ls_file_rewrite_plan(const ls_ice_mentry_t *live, size_t n, int nspec_fie
 }
 
 /* A new file of the rows of the files at paths[0..n) (read into raw; each
- * file's rows flagged in drops[k], when given, left out), in partition part,
- * uploaded into *df; *wrote: rows written (0: no file). */
+ * file's rows flagged in drops[k], when given, left out, and so are the rows
+ * pd deletes), in partition part, uploaded into *df (no file when no row
+ * stays); *deleted adds the rows left out for pd alone. */
 static ls_status copy_files(ls_ice_table_t *t, const char *const *paths, size_t n,
-                            uint8_t *const *drops, const ls_ice_pval_t *part,
-                            const ls_file_rewrite_opts_t *o, ls_ice_datafile_t *df,
-                            ls_buf_t *const *raws, char *err, size_t errlen)
+                            uint8_t *const *drops, const ls_posdel_t *pd,
+                            const ls_ice_pval_t *part, const ls_file_rewrite_opts_t *o,
+                            ls_ice_datafile_t *df, ls_buf_t *const *raws, int64_t *deleted,
+                            char *err, size_t errlen)
 {
     ls_buf_t out;
     ls_buf_init(&out);
@@ -167,7 +181,17 @@ static ls_status copy_files(ls_ice_table_t *t, const char *const *paths, size_t 
     for (size_t k = 0; k < n && st == LS_OK; k++) {
         char why[256] = "";
         ls_pqr_t *rd = ls_pqr_open(raws[k]->data, raws[k]->len, &st, why, sizeof why);
-        if (rd) st = ls_pqr_copy_rows_except(rd, w, drops ? drops[k] : NULL, why, sizeof why);
+        uint8_t *flags = drops ? drops[k] : NULL, *own = NULL;
+        if (rd && pd) { /* the rows deletes took stay out too */
+            int64_t rows = ls_pqr_num_rows(rd);
+            own = ls_calloc(rows > 0 ? (size_t)rows : 1, 1);
+            if (flags && rows > 0) memcpy(own, flags, (size_t)rows);
+            int64_t set = ls_posdel_mark(pd, paths[k], own, rows);
+            if (deleted) *deleted += set;
+            flags = own;
+        }
+        if (rd) st = ls_pqr_copy_rows_except(rd, w, flags, why, sizeof why);
+        ls_free(own);
         ls_pqr_free(rd);
         if (st != LS_OK) snprintf(err, errlen, "copying the rows of %s: %s", paths[k], why);
     }
@@ -187,19 +211,36 @@ static ls_status copy_files(ls_ice_table_t *t, const char *const *paths, size_t 
     return st;
 }
 
-/* The current snapshot's live data files; a failure's reason in err. */
-static ls_status live_files(ls_ice_table_t *t, ls_ice_mentry_t **live, size_t *n, char *err,
-                            size_t errlen)
+/* The current snapshot's live files: data files in data[0..*ndata) (the
+ * first entries of *live, which owns them) and the index of the live
+ * position deletes (*pd: NULL when there are none); a failure's reason in
+ * err. */
+static ls_status live_files(ls_ice_table_t *t, ls_ice_mentry_t **live, size_t *n, size_t *ndata,
+                            ls_posdel_t **pd, uint64_t *bytes_read, char *err, size_t errlen)
 {
-    ls_status st = ls_ice_table_live_files(t, live, n);
-    if (st != LS_OK) snprintf(err, errlen, "listing live files: %s", ls_ice_table_error(t));
+    *pd = NULL;
+    ls_status st = ls_ice_table_live_entries(t, live, n);
+    if (st != LS_OK) {
+        snprintf(err, errlen, "listing live files: %s", ls_ice_table_error(t));
+        return st;
+    }
+    *ndata = 0; /* data manifests come first */
+    while (*ndata < *n && (*live)[*ndata].df.content == LS_ICE_CONTENT_DATA)
+        (*ndata)++;
+    if (*ndata < *n && (st = ls_posdel_load(t, *live, *n, pd, bytes_read, err, errlen)) != LS_OK) {
+        ls_ice_mentries_free(*live, *n);
+        *live = NULL;
+        *n = 0;
+    }
     return st;
 }
 
-/* Copies run r's files row for row into one new file *df (uploaded). */
+/* Copies run r's files row for row, less the rows pd deletes, into one new
+ * file *df (uploaded; none when no row stays); *deleted adds those rows. */
 static ls_status write_run(ls_ice_table_t *t, const ls_ice_mentry_t *live, const ls_file_run_t *r,
-                           const ls_file_rewrite_opts_t *o, ls_ice_datafile_t *df,
-                           ls_file_rewrite_stats_t *stats, char *err, size_t errlen)
+                           const ls_posdel_t *pd, const ls_file_rewrite_opts_t *o,
+                           ls_ice_datafile_t *df, int64_t *deleted, ls_file_rewrite_stats_t *stats,
+                           char *err, size_t errlen)
 {
     const char **paths = LS_NEWN(const char *, r->n);
     ls_buf_t *bufs = LS_NEWN(ls_buf_t, r->n);
@@ -216,8 +257,8 @@ static ls_status write_run(ls_ice_table_t *t, const ls_ice_mentry_t *live, const
     }
     memset(df, 0, sizeof *df);
     if (st == LS_OK)
-        st = copy_files(t, paths, r->n, NULL, live[r->idx[0]].df.partition, o, df, raws, err,
-                        errlen);
+        st = copy_files(t, paths, r->n, NULL, pd, live[r->idx[0]].df.partition, o, df, raws,
+                        deleted, err, errlen);
     for (size_t k = 0; k < r->n; k++)
         ls_buf_free(&bufs[k]);
     ls_free(paths);
@@ -226,42 +267,126 @@ static ls_status write_run(ls_ice_table_t *t, const ls_ice_mentry_t *live, const
     return st;
 }
 
+/* Delete compaction: adds to runs[0..*nruns) a run of its own for each data
+ * file of live[0..ndata) outside every run that deletes have taken rows of,
+ * when they took at least DELETE_RATIO_PCT % of its rows or its partition
+ * holds at least o->min_files delete files, within the planner's byte
+ * budget (*more when some wait). */
+#define DELETE_RATIO_PCT 30 /* Iceberg's delete-ratio-threshold */
+static size_t plan_delete_runs(const ls_ice_mentry_t *live, size_t ndata, size_t n,
+                               const ls_posdel_t *pd, int nspec, const ls_file_rewrite_opts_t *o,
+                               ls_file_run_t **runs, size_t nruns, bool *more)
+{
+    bool *taken = LS_NEWN(bool, ndata ? ndata : 1);
+    uint64_t budget = 0;
+    for (size_t i = 0; i < nruns; i++) {
+        budget += (*runs)[i].bytes;
+        for (size_t k = 0; k < (*runs)[i].n; k++)
+            taken[(*runs)[i].idx[k]] = true;
+    }
+    for (size_t i = 0; i < ndata && !*more; i++) {
+        int64_t gone = taken[i] ? 0 : ls_posdel_count(pd, live[i].df.path);
+        if (gone <= 0) continue;
+        size_t dels = 0;
+        for (size_t k = ndata; k < n; k++)
+            dels += !ls_ice_pvals_cmp(live[k].df.partition, live[i].df.partition, nspec);
+        if (gone * 100 < live[i].df.record_count * DELETE_RATIO_PCT && dels < (size_t)o->min_files)
+            continue;
+        uint64_t bytes = (uint64_t)live[i].df.file_size;
+        if (nruns && budget + bytes > (uint64_t)o->target_bytes) {
+            *more = true;
+            break;
+        }
+        *runs = ls_realloc(*runs, (nruns + 1) * sizeof **runs);
+        ls_file_run_t *r = &(*runs)[nruns++];
+        r->n = 1;
+        r->idx = LS_NEWN(size_t, 1);
+        r->idx[0] = i;
+        r->bytes = bytes;
+        budget += bytes;
+    }
+    ls_free(taken);
+    return nruns;
+}
+
+/* gone() of ls_posdel_covered: a data path not among the sorted paths of
+ * the data files that stay live. */
+typedef struct kept_paths {
+    const char **p;
+    size_t n;
+} kept_paths_t;
+
+static int path_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool not_kept(void *arg, const char *path)
+{
+    const kept_paths_t *k = arg;
+    return !bsearch(&path, k->p, k->n, sizeof *k->p, path_cmp);
+}
+
 ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, int64_t now_ms,
                           ls_file_rewrite_stats_t *stats, char *err, size_t errlen)
 {
     stats->more = false;
     if (o->min_files < REWRITE_GROWTH || ls_ice_table_current_snapshot(t) < 0) return LS_OK;
     ls_ice_mentry_t *live = NULL;
-    size_t n = 0;
-    ls_status st = live_files(t, &live, &n, err, errlen);
+    size_t n = 0, ndata = 0;
+    ls_posdel_t *pd = NULL;
+    ls_status st = live_files(t, &live, &n, &ndata, &pd, &stats->bytes_read, err, errlen);
     if (st != LS_OK) return st;
+    int nspec = ls_ice_table_spec(t)->nfields;
     ls_file_run_t *runs;
-    size_t nruns =
-        ls_file_rewrite_plan(live, n, ls_ice_table_spec(t)->nfields, o, &runs, &stats->more);
+    size_t nruns = ls_file_rewrite_plan(live, ndata, nspec, o, &runs, &stats->more);
+    if (pd) nruns = plan_delete_runs(live, ndata, n, pd, nspec, o, &runs, nruns, &stats->more);
     ls_ice_datafile_t *added = LS_NEWN(ls_ice_datafile_t, nruns ? nruns : 1);
-    size_t nremoved = 0;
+    size_t nremoved = n - ndata;
     for (size_t i = 0; i < nruns; i++)
         nremoved += runs[i].n;
     const char **removed = LS_NEWN(const char *, nremoved ? nremoved : 1);
+    bool *gone = LS_NEWN(bool, ndata ? ndata : 1);
     size_t nadded = 0, nr = 0;
     uint64_t rows = 0, written = 0;
+    int64_t deleted = 0;
     for (size_t i = 0; i < nruns && st == LS_OK; i++) {
-        st = write_run(t, live, &runs[i], o, &added[nadded], stats, err, errlen);
+        st = write_run(t, live, &runs[i], pd, o, &added[nadded], &deleted, stats, err, errlen);
         if (st != LS_OK) break;
-        rows += (uint64_t)added[nadded].record_count;
-        written += (uint64_t)added[nadded].file_size;
-        nadded++;
-        for (size_t k = 0; k < runs[i].n; k++)
+        if (added[nadded].path) { /* a file whose rows deletes all took leaves none */
+            rows += (uint64_t)added[nadded].record_count;
+            written += (uint64_t)added[nadded].file_size;
+            nadded++;
+        }
+        for (size_t k = 0; k < runs[i].n; k++) {
             removed[nr++] = live[runs[i].idx[k]].df.path;
+            gone[runs[i].idx[k]] = true;
+        }
     }
-    if (st == LS_OK && nadded) {
+    /* the delete files naming only removed files go with them */
+    size_t ndel_removed = 0;
+    if (st == LS_OK && pd) {
+        kept_paths_t kept = {LS_NEWN(const char *, ndata ? ndata : 1), 0};
+        for (size_t i = 0; i < ndata; i++)
+            if (!gone[i]) kept.p[kept.n++] = live[i].df.path;
+        qsort(kept.p, kept.n, sizeof *kept.p, path_cmp);
+        for (size_t i = ndata; i < n; i++)
+            if (ls_posdel_covered(pd, live[i].df.path, not_kept, &kept)) {
+                removed[nr++] = live[i].df.path;
+                ndel_removed++;
+            }
+        ls_free(kept.p);
+    }
+    if (st == LS_OK && nr) {
         ls_crashpoint("table.rewrite_written");
-        st = ls_ice_table_rewrite(t, removed, nr, added, nadded, now_ms, NULL);
+        st = ls_ice_table_rewrite(t, removed, nr, added, nadded, deleted, now_ms, NULL);
         if (st != LS_OK) {
             snprintf(err, errlen, "committing the rewrite: %s", ls_ice_table_error(t));
         } else {
             stats->commits++;
-            stats->files_removed += nr;
+            stats->files_removed += nr - ndel_removed;
+            stats->delete_files_removed += ndel_removed;
+            stats->rows_deleted += (uint64_t)deleted;
             stats->files_added += nadded;
             stats->bytes_written += written;
             stats->rows += rows;
@@ -271,7 +396,9 @@ ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, in
         ls_ice_datafile_clear(&added[i]);
     ls_free(added);
     ls_free(removed);
+    ls_free(gone);
     ls_file_runs_free(runs, nruns);
+    ls_posdel_free(pd);
     ls_ice_mentries_free(live, n);
     return st;
 }
@@ -315,14 +442,14 @@ static void ident_of(ls_buf_t *b, int type, const ls_pqr_triple_t *t, int max_de
 }
 
 /* The rows of the file in raw whose key drop() accepts: flags (one per
- * row, ls_malloc'd) and their count; -1 with err when the file cannot be
+ * row, ls_malloc'd; *nrows_out of them) and their count; -1 with err when the file cannot be
  * read or lacks a key column. The key is the one column's bytes (ident
  * false: a BYTE_ARRAY column, null keys never dropped), or the identity of
  * the columns' values (ident true). */
 static int64_t rows_to_drop(const uint8_t *data, size_t len, const char *path,
                             const char *const *columns, size_t ncols, bool ident,
-                            ls_file_drop_fn drop, void *arg, uint8_t **flags, char *err,
-                            size_t errlen)
+                            ls_file_drop_fn drop, void *arg, uint8_t **flags, int64_t *nrows_out,
+                            char *err, size_t errlen)
 {
     ls_status st;
     char why[256] = "";
@@ -341,6 +468,7 @@ static int64_t rows_to_drop(const uint8_t *data, size_t len, const char *path,
     }
     int64_t nrows = ls_pqr_num_rows(r), row = 0, hits = 0;
     *flags = ls_calloc(nrows ? (size_t)nrows : 1, 1);
+    *nrows_out = nrows;
     ls_pqr_flat_t fl[16];
     ls_buf_t id;
     ls_buf_init(&id);
@@ -463,6 +591,34 @@ static bool key_image_load(ls_ice_table_t *t, const char *path, int64_t size,
     return ok;
 }
 
+/* Merge-on-read: the rows of one partition to delete. */
+typedef struct del_group {
+    const ls_ice_pval_t *part; /* a live entry's values */
+    ls_posdel_row_t *rows;
+    size_t n, cap;
+} del_group_t;
+
+static void group_add(del_group_t **gs, size_t *ng, int nspec, const ls_ice_mentry_t *e,
+                      const uint8_t *flags, int64_t nrows)
+{
+    del_group_t *g = NULL;
+    for (size_t i = 0; i < *ng && !g; i++)
+        if (!ls_ice_pvals_cmp((*gs)[i].part, e->df.partition, nspec)) g = &(*gs)[i];
+    if (!g) {
+        *gs = ls_realloc(*gs, (*ng + 1) * sizeof **gs);
+        g = &(*gs)[(*ng)++];
+        *g = (del_group_t){.part = e->df.partition};
+    }
+    for (int64_t r = 0; r < nrows; r++) {
+        if (!flags[r]) continue;
+        if (g->n == g->cap) {
+            g->cap = g->cap ? g->cap * 2 : 64;
+            g->rows = ls_realloc(g->rows, g->cap * sizeof *g->rows);
+        }
+        g->rows[g->n++] = (ls_posdel_row_t){e->df.path, r};
+    }
+}
+
 static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
                            const char *const *columns, size_t ncols, bool ident,
                            ls_file_drop_fn drop, void *arg, ls_file_cow_t *out, char *err,
@@ -471,14 +627,18 @@ static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
     memset(out, 0, sizeof *out);
     if (ls_ice_table_current_snapshot(t) < 0) return LS_OK;
     ls_ice_mentry_t *live = NULL;
-    size_t n = 0;
-    ls_status st = live_files(t, &live, &n, err, errlen);
+    size_t n = 0, ndata = 0;
+    ls_posdel_t *pd = NULL;
+    ls_status st = live_files(t, &live, &n, &ndata, &pd, &out->bytes_read, err, errlen);
     if (st != LS_OK) return st;
-    out->removed = LS_NEWN(char *, n ? n : 1);
-    out->added = LS_NEWN(ls_ice_datafile_t, n ? n : 1);
+    int nspec = ls_ice_table_spec(t)->nfields;
+    out->removed = LS_NEWN(char *, ndata ? ndata : 1);
+    out->added = LS_NEWN(ls_ice_datafile_t, ndata ? ndata : 1);
+    del_group_t *groups = NULL;
+    size_t ngroups = 0;
     ls_buf_t raw;
     ls_buf_init(&raw);
-    for (size_t i = 0; i < n && st == LS_OK; i++) {
+    for (size_t i = 0; i < ndata && st == LS_OK; i++) {
         const char *path = live[i].df.path;
         key_image_t im;
         bool whole = !key_image_load(t, path, live[i].df.file_size, columns, ncols, &im);
@@ -488,18 +648,32 @@ static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
         }
         out->bytes_read += whole ? raw.len : im.bytes_read;
         uint8_t *flags;
+        int64_t nrows = 0;
         int64_t hits = rows_to_drop(whole ? raw.data : im.data, whole ? raw.len : im.len, path,
-                                    columns, ncols, ident, drop, arg, &flags, err, errlen);
+                                    columns, ncols, ident, drop, arg, &flags, &nrows, err, errlen);
         key_image_free(&im);
         if (hits < 0) st = LS_ECORRUPT;
-        if (hits > 0 && !whole && (st = ls_ice_table_get_file(t, path, &raw)) != LS_OK)
-            snprintf(err, errlen, "reading %s: %s", path, ls_ice_table_error(t));
-        else if (hits > 0 && !whole)
-            out->bytes_read += raw.len;
-        if (hits > 0 && st == LS_OK) {
+        if (hits > 0 && pd) { /* rows deletes already took are not hits */
+            uint8_t *gone = ls_calloc(nrows ? (size_t)nrows : 1, 1);
+            ls_posdel_mark(pd, path, gone, nrows);
+            for (int64_t r = 0; r < nrows; r++)
+                if (flags[r] && gone[r]) flags[r] = 0, hits--;
+            ls_free(gone);
+        }
+        if (hits > 0 && st == LS_OK && o->merge_on_read) {
+            group_add(&groups, &ngroups, nspec, &live[i], flags, nrows);
+            out->rows_dropped += hits;
+        } else if (hits > 0 && st == LS_OK) {
+            if (!whole && (st = ls_ice_table_get_file(t, path, &raw)) != LS_OK)
+                snprintf(err, errlen, "reading %s: %s", path, ls_ice_table_error(t));
+            else if (!whole)
+                out->bytes_read += raw.len;
+        }
+        if (hits > 0 && st == LS_OK && !o->merge_on_read) {
             ls_buf_t *raws[1] = {&raw};
             ls_ice_datafile_t *df = &out->added[out->nadded];
-            st = copy_files(t, &path, 1, &flags, live[i].df.partition, o, df, raws, err, errlen);
+            st = copy_files(t, &path, 1, &flags, pd, live[i].df.partition, o, df, raws, NULL, err,
+                            errlen);
             if (st == LS_OK) {
                 if (df->path) {
                     out->nadded++;
@@ -511,7 +685,22 @@ static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
         }
         ls_free(flags);
     }
+    /* merge-on-read: one position delete file per partition touched */
+    for (size_t g = 0; g < ngroups; g++) {
+        if (st == LS_OK) {
+            ls_ice_datafile_t *df = &out->added[out->nadded];
+            st = ls_posdel_write(t, groups[g].rows, groups[g].n, groups[g].part, o->pq, df, err,
+                                 errlen);
+            if (st == LS_OK) {
+                out->nadded++;
+                out->bytes_written += (uint64_t)df->file_size;
+            }
+        }
+        ls_free(groups[g].rows);
+    }
+    ls_free(groups);
     ls_buf_free(&raw);
+    ls_posdel_free(pd);
     ls_ice_mentries_free(live, n);
     if (st != LS_OK) ls_file_cow_clear(out);
     return st;

@@ -21,6 +21,7 @@ typedef struct ls_file_rewrite_opts {
     int64_t target_bytes;   /* files at least this big are never inputs */
     int min_files;          /* a run takes at least this many files (>= 4, as a
                              * run grows 4x); 0: never rewrite */
+    bool merge_on_read;     /* ls_file_drop_rows writes position deletes */
 } ls_file_rewrite_opts_t;
 
 /* One run: live[idx[0..n)] (indices into the live list) become one file. */
@@ -41,7 +42,9 @@ void ls_file_runs_free(ls_file_run_t *runs, size_t n);
 
 typedef struct ls_file_rewrite_stats {
     uint64_t commits;       /* replace snapshots */
-    uint64_t files_removed; /* small files replaced */
+    uint64_t files_removed; /* data files replaced */
+    uint64_t delete_files_removed; /* position delete files applied and dropped */
+    uint64_t rows_deleted;         /* rows those deletes took, left out of the copies */
     uint64_t files_added;
     uint64_t bytes_read, bytes_written, rows;
     uint64_t failures; /* counted by callers */
@@ -49,7 +52,10 @@ typedef struct ls_file_rewrite_stats {
 } ls_file_rewrite_stats_t;
 
 /* Plans t's current snapshot and, when there are runs, writes their files
- * and commits them as one replace snapshot at now_ms; stats are added to.
+ * (less the rows live position deletes took; a data file such deletes
+ * weigh on is a run of its own, file_rewrite.c) and commits them, with the
+ * delete files that name only removed files, as one replace snapshot at
+ * now_ms; stats are added to.
  * LS_ECONFLICT: another commit won (t is stale: load it again); another
  * error: nothing committed (files written are orphans), reason in err. */
 ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, int64_t now_ms,
@@ -62,7 +68,9 @@ ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, in
  * to remove and the new files, for one ls_ice_table_overwrite commit
  * together with the new rows. Null keys are never dropped. Reads every live
  * file (its key column decides); the files written are orphans until that
- * commit. */
+ * commit. With o->merge_on_read nothing is copied: *out holds no removed
+ * files and, as added files, one position delete file per partition naming
+ * those rows (rows live deletes already took excepted). */
 typedef bool (*ls_file_drop_fn)(void *arg, const uint8_t *key, size_t len);
 typedef struct ls_file_cow {
     char **removed; /* owned copies of the paths */

@@ -58,8 +58,10 @@ static int rewrite_manifest(ls_ice_table_t *t, mlist_build_t *mb, const ls_av_t 
     int64_t msnap = ls_ice_av_long(r, "added_snapshot_id", NULL, 0);
     ls_ice_mentry_t *out = LS_NEWN(ls_ice_mentry_t, ne);
     size_t n = 0;
-    ls_ice_mfile_t m = {
-        .spec_id = t->spec.spec_id, .seq = mb->seq, .added_snapshot_id = mb->snap_id};
+    ls_ice_mfile_t m = {.spec_id = t->spec.spec_id,
+                        .content = ne ? e[0].df.content : LS_ICE_CONTENT_DATA,
+                        .seq = mb->seq,
+                        .added_snapshot_id = mb->snap_id};
     int64_t min_seq = INT64_MAX;
     for (size_t k = 0; k < ne; k++) {
         if (e[k].status == LS_ICE_DELETED) continue;
@@ -71,8 +73,13 @@ static int rewrite_manifest(ls_ice_table_t *t, mlist_build_t *mb, const ls_av_t 
             o->status = LS_ICE_DELETED;
             o->snapshot_id = mb->snap_id;
             mb->rm->found[i] = true;
-            mb->rm->rows += o->df.record_count;
-            mb->rm->bytes += o->df.file_size;
+            if (o->df.content == LS_ICE_CONTENT_DATA) {
+                mb->rm->rows += o->df.record_count;
+                mb->rm->bytes += o->df.file_size;
+            } else {
+                mb->rm->del_files++;
+                mb->rm->del_rows += o->df.record_count;
+            }
             m.deleted_files++;
             m.deleted_rows += o->df.record_count;
         } else {
@@ -96,15 +103,16 @@ static int rewrite_manifest(ls_ice_table_t *t, mlist_build_t *mb, const ls_av_t 
     return 1;
 }
 
-/* Reads the data manifest a list record r names into e[0..*ne), with raw as
- * scratch. LS_EINVAL (reason in t->err) for a delete manifest or one this
- * writer cannot read back: its files cannot be accounted for. */
-ls_status ls_ice_read_data_manifest(ls_ice_table_t *t, const ls_av_t *r, ls_buf_t *raw,
-                                    ls_ice_mentry_t **e, size_t *ne)
+/* Reads the manifest a list record r names into e[0..*ne), with raw as
+ * scratch. LS_EINVAL (reason in t->err) for one this writer cannot read back
+ * (equality deletes among them): its files cannot be accounted for. */
+ls_status ls_ice_read_manifest(ls_ice_table_t *t, const ls_av_t *r, ls_buf_t *raw,
+                               ls_ice_mentry_t **e, size_t *ne)
 {
     const char *path = ls_ice_av_str(r, "manifest_path");
-    if (ls_ice_av_long(r, "content", NULL, 0) != 0 || !path) {
-        snprintf(t->err, sizeof t->err, "the table has delete files");
+    int64_t content = ls_ice_av_long(r, "content", NULL, 0);
+    if (!path || (content != LS_ICE_CONTENT_DATA && content != LS_ICE_CONTENT_POSITION_DELETES)) {
+        snprintf(t->err, sizeof t->err, "the table has equality delete files");
         return LS_EINVAL;
     }
     ls_status st = ls_ice_table_get_file(t, path, raw);
@@ -114,8 +122,8 @@ ls_status ls_ice_read_data_manifest(ls_ice_table_t *t, const ls_av_t *r, ls_buf_
 
 /* A rewrite carries the parent's manifests: those holding a removed file
  * are written again (rewrite_manifest), the others copied; no merging. A
- * manifest this writer cannot read back, or a delete manifest, makes the
- * rewrite fail (LS_EINVAL): its files cannot be checked. */
+ * manifest this writer cannot read back makes the rewrite fail
+ * (LS_EINVAL): its files cannot be checked. */
 static ls_status carry_for_rewrite(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_file_t *f)
 {
     ls_status st = LS_OK;
@@ -125,7 +133,7 @@ static ls_status carry_for_rewrite(ls_ice_table_t *t, mlist_build_t *mb, const l
         const ls_av_t *r = &f->records[i];
         ls_ice_mentry_t *e;
         size_t ne;
-        if ((st = ls_ice_read_data_manifest(t, r, &raw, &e, &ne)) != LS_OK) break;
+        if ((st = ls_ice_read_manifest(t, r, &raw, &e, &ne)) != LS_OK) break;
         if (!rewrite_manifest(t, mb, r, e, ne, &st)) ls_ice_mlist_copy(mb->w, r);
         ls_ice_mentries_free(e, ne);
     }
@@ -175,6 +183,7 @@ static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_f
             ls_ice_mfile_t m = {.path = path,
                                 .length = len,
                                 .spec_id = t->spec.spec_id,
+                                .content = all[0].df.content,
                                 .seq = mb->seq,
                                 .min_seq = min_seq,
                                 .added_snapshot_id = mb->snap_id,
@@ -189,40 +198,48 @@ static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_f
     return st;
 }
 
-/* The parent's manifests into the new list, merged when due. */
+/* The parent's manifests into the new list, merged when due: data
+ * manifests with data manifests, delete manifests with delete manifests
+ * (a manifest holds one kind; merging also drops the DELETED entries a
+ * maintenance rewrite left, so a delete manifest whose files all went
+ * leaves the list). */
 static ls_status carry_manifests(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_file_t *f,
-                                 bool added)
+                                 size_t added)
 {
-    size_t total = f->nrecords + (added ? 1 : 0);
+    size_t total = f->nrecords + added;
     bool due = ls_ice_prop_bool(t, "commit.manifest-merge.enabled", true) &&
                total >= (size_t)ls_ice_prop_long(t, "commit.manifest.min-count-to-merge", 100);
     int64_t target = ls_ice_prop_long(t, "commit.manifest.target-size-bytes", 8 << 20);
     bool *merged = LS_NEWN(bool, f->nrecords ? f->nrecords : 1);
     size_t *bin = LS_NEWN(size_t, f->nrecords ? f->nrecords : 1);
-    size_t nbin = 0, inputs = 0;
-    int64_t bin_bytes = 0;
+    size_t inputs = 0;
     ls_status st = LS_OK;
-    for (size_t i = 0; due && i < f->nrecords && inputs < MERGE_MAX_INPUTS; i++) {
-        const ls_av_t *r = &f->records[i];
-        int64_t len = ls_ice_av_long(r, "manifest_length", NULL, 0);
-        if (ls_ice_av_long(r, "content", NULL, 0) != 0 ||
-            ls_ice_av_long(r, "partition_spec_id", NULL, -1) != t->spec.spec_id || len >= target)
-            continue;
-        merged[i] = true;
-        bin[nbin++] = i;
-        inputs++;
-        bin_bytes += len;
-        if (bin_bytes >= target) {
-            st = merge_bin(t, mb, f, bin, nbin);
-            nbin = 0;
-            bin_bytes = 0;
-            if (st != LS_OK) break;
+    for (int content = 0; content < 2 && st == LS_OK; content++) {
+        size_t nbin = 0;
+        int64_t bin_bytes = 0;
+        for (size_t i = 0; due && i < f->nrecords && inputs < MERGE_MAX_INPUTS; i++) {
+            const ls_av_t *r = &f->records[i];
+            int64_t len = ls_ice_av_long(r, "manifest_length", NULL, 0);
+            if (ls_ice_av_long(r, "content", NULL, 0) != content ||
+                ls_ice_av_long(r, "partition_spec_id", NULL, -1) != t->spec.spec_id ||
+                len >= target)
+                continue;
+            merged[i] = true;
+            bin[nbin++] = i;
+            inputs++;
+            bin_bytes += len;
+            if (bin_bytes >= target) {
+                st = merge_bin(t, mb, f, bin, nbin);
+                nbin = 0;
+                bin_bytes = 0;
+                if (st != LS_OK) break;
+            }
         }
-    }
-    if (st == LS_OK && nbin > 1) {
-        st = merge_bin(t, mb, f, bin, nbin);
-    } else if (nbin == 1) {
-        merged[bin[0]] = false; /* a bin of one is left as it is */
+        if (st == LS_OK && nbin > 1) {
+            st = merge_bin(t, mb, f, bin, nbin);
+        } else if (nbin == 1) {
+            merged[bin[0]] = false; /* a bin of one is left as it is */
+        }
     }
     for (size_t i = 0; st == LS_OK && i < f->nrecords; i++)
         if (!merged[i]) ls_ice_mlist_copy(mb->w, &f->records[i]);
@@ -232,25 +249,25 @@ static ls_status carry_manifests(ls_ice_table_t *t, mlist_build_t *mb, const ls_
 }
 
 ls_status ls_ice_write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_build_t *mb,
-                                     const char *manifest, int64_t manifest_len,
-                                     const ls_ice_mentry_t *e, size_t n, char **path_out)
+                                     const ls_ice_newman_t *nm, size_t nnm, char **path_out)
 {
     int64_t pid = parent ? (int64_t)json_integer_value(json_object_get(parent, "snapshot-id")) : 0;
     mb->w = ls_ice_mlist_new(mb->snap_id, parent ? &pid : NULL, mb->seq);
-    /* the new manifest first (none for an append of no files) */
-    if (manifest) {
+    /* the new manifests first (none for an append of no files) */
+    for (size_t i = 0; i < nnm; i++) {
         int64_t rows = 0;
-        for (size_t k = 0; k < n; k++)
-            rows += e[k].df.record_count;
-        ls_ice_mfile_t m = {.path = manifest,
-                            .length = manifest_len,
+        for (size_t k = 0; k < nm[i].n; k++)
+            rows += nm[i].e[k].df.record_count;
+        ls_ice_mfile_t m = {.path = nm[i].path,
+                            .length = nm[i].len,
                             .spec_id = t->spec.spec_id,
+                            .content = nm[i].e[0].df.content,
                             .seq = mb->seq,
                             .min_seq = mb->seq,
                             .added_snapshot_id = mb->snap_id,
-                            .added_files = (int64_t)n,
+                            .added_files = (int64_t)nm[i].n,
                             .added_rows = rows};
-        ls_ice_mlist_add(mb->w, &m, &t->spec, e, n);
+        ls_ice_mlist_add(mb->w, &m, &t->spec, nm[i].e, nm[i].n);
     }
     /* then every manifest of the parent snapshot, merged when due */
     ls_status st = LS_OK;
@@ -262,8 +279,7 @@ ls_status ls_ice_write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
         ls_avro_file_t f;
         if (st == LS_OK &&
             (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
-            st = mb->rm ? carry_for_rewrite(t, mb, &f)
-                        : carry_manifests(t, mb, &f, manifest != NULL);
+            st = mb->rm ? carry_for_rewrite(t, mb, &f) : carry_manifests(t, mb, &f, nnm);
             ls_avro_file_free(&f);
             if (st == LS_OK && mb->replaced) ls_crashpoint("table.manifests_merged");
         }
@@ -334,7 +350,9 @@ void ls_ice_expire_plan(ls_ice_table_t *t, json_t *next, int64_t now_ms, expiry_
             break;
         json_t *sum = json_object_get(s, "summary");
         json_t *e = json_pack("{s:I, s:I, s:b}", "at", (json_int_t)now_ms, "snapshot-id", id,
-                              "removed-files", ls_ice_summary_long(sum, "deleted-data-files") > 0);
+                              "removed-files",
+                              ls_ice_summary_long(sum, "deleted-data-files") > 0 ||
+                                  ls_ice_summary_long(sum, "removed-delete-files") > 0);
         json_t *list = json_object_get(s, "manifest-list");
         if (json_is_string(list)) json_object_set(e, "manifest-list", list);
         json_array_append_new(pending, e);

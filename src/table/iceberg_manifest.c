@@ -326,7 +326,8 @@ ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, const char *schema_json
     snprintf(num, sizeof num, "%d", s->spec_id);
     ls_avro_ocf_meta_str(w, "partition-spec-id", num);
     ls_avro_ocf_meta_str(w, "format-version", "2");
-    ls_avro_ocf_meta_str(w, "content", "data");
+    /* a manifest holds one kind of file (spec "Manifests": content) */
+    ls_avro_ocf_meta_str(w, "content", n && e[0].df.content ? "deletes" : "data");
     for (size_t k = 0; k < n; k++) {
         const ls_ice_datafile_t *df = &e[k].df;
         ls_buf_t *b = ls_avro_ocf_datum(w);
@@ -334,7 +335,7 @@ ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, const char *schema_json
         enc_opt_long(b, e[k].snapshot_id);
         enc_opt_long(b, e[k].seq);
         enc_opt_long(b, e[k].file_seq);
-        ls_avro_long(b, 0); /* content DATA */
+        ls_avro_long(b, df->content);
         ls_avro_string(b, df->path);
         ls_avro_string(b, "PARQUET");
         for (int p = 0; p < s->nfields; p++)
@@ -476,7 +477,9 @@ static int dec_entry(const ls_av_t *r, const ls_ice_spec_t *s, ls_ice_mentry_t *
     const ls_av_t *part = d ? ls_av_field(d, "partition") : NULL;
     const char *path = d ? ls_ice_av_str(d, "file_path") : NULL;
     const char *fmt = d ? ls_ice_av_str(d, "file_format") : NULL;
-    if (!d || !path || !fmt || strcmp(fmt, "PARQUET") || ls_ice_av_long(d, "content", NULL, 0) ||
+    int64_t content = d ? ls_ice_av_long(d, "content", NULL, 0) : -1;
+    if (!d || !path || !fmt || strcmp(fmt, "PARQUET") ||
+        (content != LS_ICE_CONTENT_DATA && content != LS_ICE_CONTENT_POSITION_DELETES) ||
         !part || part->kind != LS_AV_RECORD || part->nitems != (size_t)s->nfields ||
         !absent(d, "key_metadata") || !absent(d, "split_offsets") || !absent(d, "sort_order_id") ||
         !absent(d, "equality_ids"))
@@ -487,6 +490,7 @@ static int dec_entry(const ls_av_t *r, const ls_ice_spec_t *s, ls_ice_mentry_t *
     e->file_seq = opt_long(r, "file_sequence_number");
     for (int p = 0; p < s->nfields; p++)
         if (dec_part(&s->fields[p], &part->items[p], &e->df.partition[p])) return -1;
+    e->df.content = (int)content;
     e->df.path = ls_strdup(path);
     e->df.record_count = ls_ice_av_long(d, "record_count", NULL, 0);
     e->df.file_size = ls_ice_av_long(d, "file_size_in_bytes", NULL, 0);
@@ -555,7 +559,7 @@ void ls_ice_mlist_add(ls_avro_ocf_t *w, const ls_ice_mfile_t *m, const ls_ice_sp
     ls_avro_string(b, m->path);
     ls_avro_long(b, m->length);
     ls_avro_long(b, m->spec_id);
-    ls_avro_long(b, 0); /* content: data */
+    ls_avro_long(b, m->content);
     ls_avro_long(b, m->seq);
     ls_avro_long(b, m->min_seq);
     ls_avro_long(b, m->added_snapshot_id);

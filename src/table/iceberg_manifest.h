@@ -6,10 +6,15 @@
  * snapshot. Both are written with the spec's fixed field ids; maps with int
  * keys use Iceberg's array-of-key/value records form (logicalType "map").
  *
+ * A manifest holds data files or position delete files, never both (its
+ * entries' df.content; the header's "content" and the list record's
+ * content say which).
+ *
  * Decoding reads manifests of this writer back (for merging): every field we
  * write is read; an entry with a field we do not model (key_metadata,
- * split_offsets, sort order, equality ids, a bound longer than we keep) is
- * refused with LS_EINVAL, so a merge never drops information. */
+ * split_offsets, sort order, equality ids or equality deletes, a bound
+ * longer than we keep) is refused with LS_EINVAL, so a merge never drops
+ * information. */
 #ifndef LS_ICEBERG_MANIFEST_H
 #define LS_ICEBERG_MANIFEST_H
 #include <stddef.h>
@@ -57,6 +62,7 @@ typedef struct ls_ice_mfile {
     const char *path;
     int64_t length;
     int spec_id;
+    int content; /* LS_ICE_CONTENT_*: what the manifest's entries hold */
     int64_t seq, min_seq, added_snapshot_id;
     int64_t added_files, existing_files, added_rows, existing_rows;
     int64_t deleted_files, deleted_rows;

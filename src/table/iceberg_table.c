@@ -713,34 +713,56 @@ static ls_status commit_files(ls_ice_table_t *t, const ls_ice_datafile_t *files,
         ls_random_bytes(&mb.snap_id, sizeof mb.snap_id);
         mb.snap_id &= INT64_MAX;
     } while (mb.snap_id == 0);
-    char *manifest = NULL, *list = NULL;
-    int64_t manifest_len = 0;
+    /* the new files' manifests: data, then position deletes (a manifest
+     * holds one kind) */
     ls_ice_mentry_t *entries = n ? LS_NEWN(ls_ice_mentry_t, n) : NULL;
-    for (size_t k = 0; k < n; k++)
-        entries[k] = (ls_ice_mentry_t){.status = LS_ICE_ADDED,
-                                       .snapshot_id = mb.snap_id,
-                                       .seq = -1,
-                                       .file_seq = -1,
-                                       .df = files[k]};
+    size_t j = 0, ndel = 0;
+    int64_t recs = 0, bytes = 0, del_recs = 0;
+    for (int deletes = 0; deletes < 2; deletes++)
+        for (size_t k = 0; k < n; k++)
+            if ((files[k].content != LS_ICE_CONTENT_DATA) == deletes)
+                entries[j++] = (ls_ice_mentry_t){.status = LS_ICE_ADDED,
+                                                 .snapshot_id = mb.snap_id,
+                                                 .seq = -1,
+                                                 .file_seq = -1,
+                                                 .df = files[k]};
+    for (size_t k = 0; k < n; k++) {
+        if (files[k].content == LS_ICE_CONTENT_DATA) {
+            recs += files[k].record_count, bytes += files[k].file_size;
+        } else {
+            ndel++;
+            del_recs += files[k].record_count;
+        }
+    }
+    size_t ndata = n - ndel;
+    ls_ice_newman_t nm[2];
+    size_t nnm = 0;
+    char *paths[2] = {NULL, NULL}, *list = NULL;
+    ls_status st = LS_OK;
+    const size_t counts[2] = {ndata, ndel};
+    for (int kind = 0, from = 0; kind < 2 && st == LS_OK; from += (int)counts[kind], kind++) {
+        if (!counts[kind]) continue;
+        nm[nnm] = (ls_ice_newman_t){.e = entries + from, .n = counts[kind]};
+        st = ls_ice_put_manifest(t, nm[nnm].e, nm[nnm].n, &paths[kind], &nm[nnm].len);
+        nm[nnm].path = paths[kind];
+        nnm++;
+    }
     /* n == 0 still makes a snapshot: it moves carried properties (e.g. a
      * log's offset past records that produce no rows) */
-    ls_status st = n ? ls_ice_put_manifest(t, entries, n, &manifest, &manifest_len) : LS_OK;
-    if (st == LS_OK)
-        st = ls_ice_write_manifest_list(t, parent, &mb, manifest, manifest_len, entries, n, &list);
+    if (st == LS_OK) st = ls_ice_write_manifest_list(t, parent, &mb, nm, nnm, &list);
     ls_free(entries); /* the data files stay the caller's */
-    ls_free(manifest);
-    int64_t recs = 0, bytes = 0;
-    for (size_t k = 0; k < n; k++)
-        recs += files[k].record_count, bytes += files[k].file_size;
+    ls_free(paths[0]);
+    ls_free(paths[1]);
     for (size_t i = 0; st == LS_OK && rm && i < rm->n; i++)
         if (!rm->found[i]) {
             snprintf(t->err, sizeof t->err, "%s is not a live file of the table", rm->paths[i]);
             st = LS_ECONFLICT; /* another commit removed it: reload */
         }
-    if (st == LS_OK && rm && !rm->overwrite && recs != rm->rows) {
+    if (st == LS_OK && rm && !rm->overwrite && recs != rm->rows - rm->rows_deleted) {
         snprintf(t->err, sizeof t->err,
-                 "a rewrite must keep every row: %lld rows removed, %lld added",
-                 (long long)rm->rows, (long long)recs);
+                 "a rewrite must keep every row: %lld rows removed (%lld of them deleted), "
+                 "%lld added",
+                 (long long)rm->rows, (long long)rm->rows_deleted, (long long)recs);
         st = LS_EINVAL;
     }
     if (st != LS_OK) {
@@ -748,34 +770,48 @@ static ls_status commit_files(ls_ice_table_t *t, const ls_ice_datafile_t *files,
         return st;
     }
 
-    /* summary (spec "Snapshots": operation plus metrics, all strings) */
+    /* summary (spec "Snapshots": operation plus metrics, all strings; the
+     * names Iceberg's Java library writes) */
     json_t *psum = parent ? json_object_get(parent, "summary") : NULL;
     json_t *summary = json_object();
     json_object_set_new(summary, "operation",
-                        json_string(!rm             ? "append"
-                                    : rm->overwrite ? "overwrite"
-                                                    : "replace"));
-    summary_set(summary, "added-data-files", (int64_t)n);
+                        json_string(rm && !rm->overwrite ? "replace"
+                                    : rm || ndel         ? "overwrite"
+                                                         : "append"));
+    summary_set(summary, "added-data-files", (int64_t)ndata);
     summary_set(summary, "added-records", recs);
     summary_set(summary, "added-files-size", bytes);
-    int64_t gone_files = 0, gone_rows = 0, gone_bytes = 0;
+    if (ndel) {
+        summary_set(summary, "added-delete-files", (int64_t)ndel);
+        summary_set(summary, "added-position-delete-files", (int64_t)ndel);
+        summary_set(summary, "added-position-deletes", del_recs);
+    }
+    int64_t gone_files = 0, gone_rows = 0, gone_bytes = 0, gone_dfiles = 0, gone_drows = 0;
     if (rm) {
-        gone_files = (int64_t)rm->n, gone_rows = rm->rows, gone_bytes = rm->bytes;
+        gone_files = (int64_t)rm->n - rm->del_files, gone_rows = rm->rows, gone_bytes = rm->bytes;
+        gone_dfiles = rm->del_files, gone_drows = rm->del_rows;
         summary_set(summary, "deleted-data-files", gone_files);
         summary_set(summary, "deleted-records", gone_rows);
         summary_set(summary, "removed-files-size", gone_bytes);
+        if (gone_dfiles) {
+            summary_set(summary, "removed-delete-files", gone_dfiles);
+            summary_set(summary, "removed-position-delete-files", gone_dfiles);
+            summary_set(summary, "removed-position-deletes", gone_drows);
+        }
     }
     summary_set(summary, "total-data-files",
-                ls_ice_summary_long(psum, "total-data-files") + (int64_t)n - gone_files);
+                ls_ice_summary_long(psum, "total-data-files") + (int64_t)ndata - gone_files);
     summary_set(summary, "total-records",
                 ls_ice_summary_long(psum, "total-records") + recs - gone_rows);
     summary_set(summary, "total-files-size",
                 ls_ice_summary_long(psum, "total-files-size") + bytes - gone_bytes);
-    summary_set(summary, "total-delete-files", 0);
-    summary_set(summary, "total-position-deletes", 0);
+    summary_set(summary, "total-delete-files",
+                ls_ice_summary_long(psum, "total-delete-files") + (int64_t)ndel - gone_dfiles);
+    summary_set(summary, "total-position-deletes",
+                ls_ice_summary_long(psum, "total-position-deletes") + del_recs - gone_drows);
     summary_set(summary, "total-equality-deletes", 0);
     if (mb.replaced) {
-        summary_set(summary, "manifests-created", mb.created + (n ? 1 : 0));
+        summary_set(summary, "manifests-created", mb.created + (int64_t)nnm);
         summary_set(summary, "manifests-replaced", mb.replaced);
     }
 
@@ -825,14 +861,22 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
 }
 
 ls_status ls_ice_table_rewrite(ls_ice_table_t *t, const char *const *removed, size_t nremoved,
-                               const ls_ice_datafile_t *added, size_t nadded, int64_t now_ms,
-                               int64_t *snapshot_id)
+                               const ls_ice_datafile_t *added, size_t nadded, int64_t rows_deleted,
+                               int64_t now_ms, int64_t *snapshot_id)
 {
     if (!nremoved || !current_snapshot(t)) {
         snprintf(t->err, sizeof t->err, "a rewrite needs files to remove");
         return LS_EINVAL;
     }
-    removal_t rm = {.paths = removed, .n = nremoved, .found = LS_NEWN(bool, nremoved)};
+    for (size_t i = 0; i < nadded; i++)
+        if (added[i].content != LS_ICE_CONTENT_DATA) {
+            snprintf(t->err, sizeof t->err, "a rewrite adds data files only");
+            return LS_EINVAL;
+        }
+    removal_t rm = {.paths = removed,
+                    .n = nremoved,
+                    .found = LS_NEWN(bool, nremoved),
+                    .rows_deleted = rows_deleted};
     ls_status st = commit_files(t, added, nadded, &rm, NULL, now_ms, snapshot_id);
     ls_free(rm.found);
     return st;
@@ -898,7 +942,10 @@ ls_status ls_ice_table_expire(ls_ice_table_t *t, int64_t now_ms, bool *committed
     return st;
 }
 
-ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size_t *n)
+/* The current snapshot's live entries; delete manifests refused (LS_EINVAL)
+ * unless with_deletes. Data manifests are listed first. */
+static ls_status live_entries(ls_ice_table_t *t, bool with_deletes, ls_ice_mentry_t **out,
+                              size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -916,13 +963,22 @@ ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size
         return st;
     }
     size_t cap = 0;
-    for (size_t i = 0; i < f.nrecords && st == LS_OK; i++) {
-        const ls_av_t *r = &f.records[i];
-        ls_ice_mentry_t *e;
-        size_t ne;
-        if ((st = ls_ice_read_data_manifest(t, r, &raw, &e, &ne)) != LS_OK) break;
-        ls_ice_take_live(r, e, ne, out, n, &cap);
-    }
+    for (int content = 0; content < 2 && st == LS_OK; content++)
+        for (size_t i = 0; i < f.nrecords && st == LS_OK; i++) {
+            const ls_av_t *r = &f.records[i];
+            int64_t c = ls_ice_av_long(r, "content", NULL, 0);
+            if (c != content && (c == LS_ICE_CONTENT_DATA || c == LS_ICE_CONTENT_POSITION_DELETES))
+                continue;
+            if (c != LS_ICE_CONTENT_DATA && !with_deletes) {
+                snprintf(t->err, sizeof t->err, "the table has delete files");
+                st = LS_EINVAL;
+                break;
+            }
+            ls_ice_mentry_t *e;
+            size_t ne;
+            if ((st = ls_ice_read_manifest(t, r, &raw, &e, &ne)) != LS_OK) break;
+            ls_ice_take_live(r, e, ne, out, n, &cap);
+        }
     ls_avro_file_free(&f);
     ls_buf_free(&raw);
     if (st != LS_OK) {
@@ -931,6 +987,16 @@ ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size
         *n = 0;
     }
     return st;
+}
+
+ls_status ls_ice_table_live_files(ls_ice_table_t *t, ls_ice_mentry_t **out, size_t *n)
+{
+    return live_entries(t, false, out, n);
+}
+
+ls_status ls_ice_table_live_entries(ls_ice_table_t *t, ls_ice_mentry_t **out, size_t *n)
+{
+    return live_entries(t, true, out, n);
 }
 
 /* ---- orphan files -----------------------------------------------------------

@@ -236,8 +236,16 @@ typedef struct ls_ice_colmetric {
     size_t lower_len, upper_len;
 } ls_ice_colmetric_t;
 
-/* A data file to add. Paths are full locations (see ls_ice_table_put_data). */
+/* What a file holds (spec "Manifests", data_file.content). Position
+ * delete files (table/position_deletes.h) name rows of data files of their
+ * partition by (file_path, pos); equality deletes are never written. */
+#define LS_ICE_CONTENT_DATA 0
+#define LS_ICE_CONTENT_POSITION_DELETES 1
+
+/* A data or delete file to add. Paths are full locations (see
+ * ls_ice_table_put_data). */
 typedef struct ls_ice_datafile {
+    int content; /* LS_ICE_CONTENT_*: 0 for data */
     char *path;
     int64_t record_count;
     int64_t file_size;
@@ -338,19 +346,22 @@ ls_status ls_ice_table_read_range(const ls_ice_table_t *t, const char *loc, uint
 ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files, size_t n,
                               const char *const *summary, int64_t now_ms, int64_t *snapshot_id);
 
-/* Replaces the live data files removed[0..nremoved) (full locations) by
- * added[0..nadded), which must hold exactly their rows, as one snapshot with
- * operation "replace" (Iceberg's RewriteFiles): manifests naming a removed
- * file are written again with it DELETED and the rest EXISTING (snapshot
- * ids and sequence numbers kept); the added files get this snapshot's
- * sequence number, so a table with delete files is refused (LS_EINVAL: a
- * delete would stop applying to rows it deleted). LS_ECONFLICT when a
- * removed file is no longer live (reload) or another commit won. The removed
- * files stay in storage while older snapshots name them; once this snapshot
- * has expired, a commit after the file grace deletes them. */
+/* Replaces the live files removed[0..nremoved) (full locations: data
+ * files, and position delete files whose rows all name removed data files)
+ * by the data files added[0..nadded), which must hold exactly the removed
+ * data files' rows less rows_deleted (the rows position deletes removed
+ * from them, which the caller left out), as one snapshot with operation
+ * "replace" (Iceberg's RewriteFiles): manifests naming a removed file are
+ * written again with it DELETED and the rest EXISTING (snapshot ids and
+ * sequence numbers kept). Position deletes name files by path, so the new
+ * files (new paths) are out of every delete's reach: the caller applied
+ * them. LS_ECONFLICT when a removed file is no longer live (reload) or
+ * another commit won. The removed files stay in storage while older
+ * snapshots name them; once this snapshot has expired, a commit after the
+ * file grace deletes them. */
 ls_status ls_ice_table_rewrite(ls_ice_table_t *t, const char *const *removed, size_t nremoved,
-                               const ls_ice_datafile_t *added, size_t nadded, int64_t now_ms,
-                               int64_t *snapshot_id);
+                               const ls_ice_datafile_t *added, size_t nadded, int64_t rows_deleted,
+                               int64_t now_ms, int64_t *snapshot_id);
 
 /* Copy-on-write (Iceberg's OverwriteFiles): removes the live data files
  * removed[0..nremoved) and adds added[0..nadded) — any rows: the caller
@@ -408,9 +419,13 @@ void ls_ice_table_maint_stats(const ls_ice_table_t *t, ls_ice_maint_stats_t *out
  * snapshot ids and sequence numbers explicit), in manifest-list order: free
  * with ls_ice_mentries_free (iceberg_manifest.h). LS_EINVAL (with
  * ls_ice_table_error) when a manifest is not one this writer reads back or
- * the table has delete files. */
+ * the table has delete files (a caller that applies them lists them with
+ * ls_ice_table_live_entries). */
 struct ls_ice_mentry;
 ls_status ls_ice_table_live_files(ls_ice_table_t *t, struct ls_ice_mentry **out, size_t *n);
+/* The same with the live position delete files too (df.content tells them
+ * apart), data manifests first. */
+ls_status ls_ice_table_live_entries(ls_ice_table_t *t, struct ls_ice_mentry **out, size_t *n);
 
 /* The current schema's JSON (free with ls_free) and last-column-id. */
 char *ls_ice_table_schema(const ls_ice_table_t *t, int *last_column_id);

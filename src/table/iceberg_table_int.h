@@ -56,7 +56,9 @@ typedef struct removal {
     const char *const *paths;
     size_t n;
     bool *found;         /* per path: live in the parent snapshot */
-    int64_t rows, bytes; /* of the files found */
+    int64_t rows, bytes;       /* of the data files found */
+    int64_t del_files, del_rows; /* of the position delete files found */
+    int64_t rows_deleted;        /* rows of the data files deletes took (rewrite) */
     bool overwrite;      /* rows may go (copy-on-write): no row check, operation "overwrite" */
 } removal_t;
 typedef struct mlist_build {
@@ -126,11 +128,17 @@ void ls_ice_transform_text(const ls_ice_part_field_t *f, char *out, size_t cap);
 /* iceberg_maintain.c */
 void ls_ice_take_live(const ls_av_t *r, ls_ice_mentry_t *e, size_t ne, ls_ice_mentry_t **all,
                       size_t *n, size_t *cap);
-ls_status ls_ice_read_data_manifest(ls_ice_table_t *t, const ls_av_t *r, ls_buf_t *raw,
-                                    ls_ice_mentry_t **e, size_t *ne);
+ls_status ls_ice_read_manifest(ls_ice_table_t *t, const ls_av_t *r, ls_buf_t *raw,
+                               ls_ice_mentry_t **e, size_t *ne);
+/* A manifest a commit wrote (n >= 1 entries of one content). */
+typedef struct ls_ice_newman {
+    const char *path;
+    int64_t len;
+    const ls_ice_mentry_t *e;
+    size_t n;
+} ls_ice_newman_t;
 ls_status ls_ice_write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_build_t *mb,
-                                     const char *manifest, int64_t manifest_len,
-                                     const ls_ice_mentry_t *e, size_t n, char **path_out);
+                                     const ls_ice_newman_t *nm, size_t nnm, char **path_out);
 int64_t ls_ice_summary_long(json_t *summary, const char *key);
 json_t *ls_ice_pending_of(json_t *meta);
 void ls_ice_expire_plan(ls_ice_table_t *t, json_t *next, int64_t now_ms, expiry_t *x);

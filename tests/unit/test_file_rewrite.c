@@ -17,6 +17,7 @@
 #include "table/iceberg_raw.h"
 #include "table/iceberg_table.h"
 #include "table/parquet_reader.h"
+#include "table/position_deletes.h"
 #include "unit.h"
 
 /* n made-up live files; file i: partition part[i], size size[i], seq i+1. */
@@ -420,6 +421,222 @@ TEST(copy_on_write_drops_rows)
     ls_objstore_close(os);
 }
 
+/* The offsets a reader sees in t (live data files less the rows live
+ * position deletes name), each counted in seen[0..cap); -1 on a failure. */
+static int64_t visible_offsets(ls_ice_table_t *t, uint8_t *seen, int64_t cap, size_t *ndel)
+{
+    ls_ice_mentry_t *live;
+    size_t n;
+    if (ls_ice_table_live_entries(t, &live, &n) != LS_OK) return -1;
+    ls_posdel_t *pd = NULL;
+    uint64_t read = 0;
+    char err[256];
+    if (ls_posdel_load(t, live, n, &pd, &read, err, sizeof err) != LS_OK) {
+        ls_ice_mentries_free(live, n);
+        return -2;
+    }
+    int64_t total = 0;
+    *ndel = 0;
+    ls_buf_t raw;
+    ls_buf_init(&raw);
+    for (size_t i = 0; i < n && total >= 0; i++) {
+        if (live[i].df.content != LS_ICE_CONTENT_DATA) {
+            (*ndel)++;
+            continue;
+        }
+        ls_status st;
+        ls_pqr_t *r = ls_ice_table_get_file(t, live[i].df.path, &raw) == LS_OK
+                          ? ls_pqr_open(raw.data, raw.len, &st, err, sizeof err)
+                          : NULL;
+        int col = r ? ls_pqr_column_index(r, "offset") : -1;
+        if (col < 0) total = -3;
+        int64_t rows = r ? ls_pqr_num_rows(r) : 0, row = 0;
+        uint8_t *gone = ls_calloc(rows ? (size_t)rows : 1, 1);
+        ls_posdel_mark(pd, live[i].df.path, gone, rows);
+        for (int rg = 0; total >= 0 && rg < ls_pqr_num_row_groups(r); rg++) {
+            ls_pqr_flat_t fl;
+            if (ls_pqr_read_flat(r, rg, col, &fl, err, sizeof err) != LS_OK) {
+                total = -4;
+                break;
+            }
+            for (int64_t k = 0; k < fl.n; k++, row++) {
+                int64_t off = fl.v[k].v.i64;
+                if (gone[row]) continue;
+                if (off < 0 || off >= cap) total = -5;
+                if (total >= 0) seen[off]++, total++;
+            }
+            ls_pqr_flat_free(&fl);
+        }
+        ls_free(gone);
+        ls_pqr_free(r);
+    }
+    ls_buf_free(&raw);
+    ls_posdel_free(pd);
+    ls_ice_mentries_free(live, n);
+    return total;
+}
+
+/* Merge-on-read (o.merge_on_read): the same drop as above writes one
+ * position delete file per partition and copies nothing; readers see the
+ * same rows as after copy-on-write; a second pass deletes nothing twice;
+ * the maintenance rewrite copies partition 0's small files (a run) without
+ * their deleted rows and drops that partition's delete file; the other
+ * partitions' deletes (too few, 20 % of rows) stay, and readers see the
+ * same rows. */
+TEST(merge_on_read_writes_position_deletes)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
+    ls_ice_table_t *t = NULL;
+    char err[512] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/mor", "mem://wh/ns/mor",
+                                     ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec,
+                                     NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    uint64_t bytes = 0, smallest = 0;
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(append_rows(t, i * 30, (i + 1) * 30, &bytes, &smallest), LS_OK);
+    CHECK_EQ_INT(append_rows(t, 300, 301, &bytes, &smallest), LS_OK);
+    size_t nf;
+    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
+    ls_pq_opts_t pq;
+    ls_pq_opts_init(&pq);
+    ls_file_rewrite_opts_t o = {.fields = f,
+                                .nfields = nf,
+                                .pq = &pq,
+                                .target_bytes = 1 << 20,
+                                .min_files = 4,
+                                .merge_on_read = true};
+    ls_file_cow_t cow;
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_fifths, NULL, &cow, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(cow.rows_dropped, 25);
+    CHECK_EQ_INT(cow.nremoved, 0);
+    CHECK_EQ_INT(cow.nadded, 3); /* fifths fall in every partition */
+    int64_t named = 0;
+    for (size_t i = 0; i < cow.nadded; i++) {
+        CHECK_EQ_INT(cow.added[i].content, LS_ICE_CONTENT_POSITION_DELETES);
+        CHECK(strstr(cow.added[i].path, ".deletes.parquet"));
+        named += cow.added[i].record_count;
+    }
+    CHECK_EQ_INT(named, 25);
+    const char *kv[] = {"lakestream.log.0000000000000001.last-offset", "300", NULL};
+    CHECK_EQ_INT(ls_ice_table_overwrite(t, NULL, 0, cow.added, cow.nadded, kv,
+                                        ls_clock_wall_ms(), NULL),
+                 LS_OK);
+    ls_file_cow_clear(&cow);
+    CHECK(!strcmp(ls_ice_table_summary(t, "operation"), "overwrite"));
+    CHECK(!strcmp(ls_ice_table_summary(t, "total-records"), "121"));
+    CHECK(!strcmp(ls_ice_table_summary(t, "added-position-deletes"), "25"));
+    CHECK(!strcmp(ls_ice_table_summary(t, "total-position-deletes"), "25"));
+    CHECK(!strcmp(ls_ice_table_summary(t, "total-delete-files"), "3"));
+    /* a caller that does not apply deletes is refused */
+    ls_ice_mentry_t *live;
+    size_t n;
+    CHECK_EQ_INT(ls_ice_table_live_files(t, &live, &n), LS_EINVAL);
+    uint8_t seen[301];
+    size_t ndel;
+    memset(seen, 0, sizeof seen);
+    CHECK_EQ_INT(visible_offsets(t, seen, 301, &ndel), 96);
+    CHECK_EQ_INT(ndel, 3);
+    for (int k = 0; k < 301; k++)
+        CHECK_EQ_INT(seen[k], k < 120 && k % 5 ? 1 : 0);
+    /* a second pass deletes nothing twice */
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_fifths, NULL, &cow, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(cow.rows_dropped, 0);
+    CHECK_EQ_INT(cow.nadded, 0);
+    ls_file_cow_clear(&cow);
+    /* maintenance: every data file is in a small-file run, so every delete
+     * file goes with them; the rows stay as readers saw them */
+    ls_file_rewrite_stats_t rs = {0};
+    CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(rs.commits, 1);
+    CHECK_EQ_INT(rs.files_removed, 5);
+    CHECK_EQ_INT(rs.delete_files_removed, 1);
+    CHECK_EQ_INT(rs.rows_deleted, 9); /* 0, 15, ..., 105 and 300 */
+    CHECK(!strcmp(ls_ice_table_summary(t, "operation"), "replace"));
+    CHECK(!strcmp(ls_ice_table_summary(t, "total-delete-files"), "2"));
+    CHECK(!strcmp(ls_ice_table_summary(t, "total-position-deletes"), "16"));
+    CHECK(!strcmp(ls_ice_table_summary(t, "total-records"), "112"));
+    memset(seen, 0, sizeof seen);
+    CHECK_EQ_INT(visible_offsets(t, seen, 301, &ndel), 96);
+    CHECK_EQ_INT(ndel, 2);
+    for (int k = 0; k < 301; k++)
+        CHECK_EQ_INT(seen[k], k < 120 && k % 5 ? 1 : 0);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
+/* One data file, updated key by key over many merge-on-read commits: the
+ * delete files are compacted once deletes took 30 % of the file's rows,
+ * the file is rewritten alone, and readers see the same rows throughout. */
+static bool drop_one(void *arg, const uint8_t *key, size_t len)
+{
+    char s[32];
+    long long off = -1;
+    if (len >= sizeof s) return false;
+    memcpy(s, key, len);
+    s[len] = 0;
+    return sscanf(s, "value %lld", &off) == 1 && off == *(const long long *)arg;
+}
+
+TEST(merge_on_read_compacts_deletes_by_ratio)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_table_t *t = NULL;
+    char err[512] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/mor2", "mem://wh/ns/mor2",
+                                     ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec,
+                                     NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    uint64_t bytes = 0, smallest = 0;
+    CHECK_EQ_INT(append_rows(t, 0, 10, &bytes, &smallest), LS_OK);
+    size_t nf;
+    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
+    ls_pq_opts_t pq;
+    ls_pq_opts_init(&pq);
+    ls_file_rewrite_opts_t o = {.fields = f,
+                                .nfields = nf,
+                                .pq = &pq,
+                                .target_bytes = 1 << 20,
+                                .min_files = 1000, /* no partition reaches it */
+                                .merge_on_read = true};
+    uint8_t seen[10];
+    size_t ndel;
+    for (long long k = 0; k < 3; k++) {
+        ls_file_cow_t cow;
+        ls_file_rewrite_stats_t rs = {0};
+        CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err), LS_OK);
+        CHECK_EQ_INT(rs.commits, 0); /* below 30 % */
+        CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_one, &k, &cow, err, sizeof err),
+                     LS_OK);
+        CHECK_EQ_INT(cow.nadded, 1);
+        CHECK_EQ_INT(ls_ice_table_overwrite(t, NULL, 0, cow.added, cow.nadded, NULL,
+                                            ls_clock_wall_ms(), NULL),
+                     LS_OK);
+        ls_file_cow_clear(&cow);
+        memset(seen, 0, sizeof seen);
+        CHECK_EQ_INT(visible_offsets(t, seen, 10, &ndel), 10 - (k + 1));
+        CHECK_EQ_INT(ndel, (size_t)k + 1);
+    }
+    ls_file_rewrite_stats_t rs = {0};
+    CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(rs.commits, 1);
+    CHECK_EQ_INT(rs.files_removed, 1);
+    CHECK_EQ_INT(rs.files_added, 1);
+    CHECK_EQ_INT(rs.delete_files_removed, 3);
+    memset(seen, 0, sizeof seen);
+    CHECK_EQ_INT(visible_offsets(t, seen, 10, &ndel), 7);
+    CHECK_EQ_INT(ndel, 0);
+    for (int k = 0; k < 10; k++)
+        CHECK_EQ_INT(seen[k], k >= 3);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 /* Rows [from, to) keyed "key <i>" with 8 KiB values that do not compress,
  * appended as one file (so files are large enough for ranged key scans). */
 static ls_status append_big_rows(ls_ice_table_t *t, int64_t from, int64_t to, uint64_t *bytes)
@@ -516,6 +733,8 @@ TEST(copy_on_write_reads_key_columns_only)
 int main(void)
 {
     RUN(copy_on_write_drops_rows);
+    RUN(merge_on_read_writes_position_deletes);
+    RUN(merge_on_read_compacts_deletes_by_ratio);
     RUN(copy_on_write_reads_key_columns_only);
     RUN(plan_takes_runs_per_partition);
     RUN(plan_keeps_big_files_out);

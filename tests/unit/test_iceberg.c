@@ -1378,11 +1378,11 @@ TEST(rewrite_small_files)
     CHECK_EQ_INT(nr, 20);
     /* a rewrite that loses a row is refused */
     df.record_count = 199;
-    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, ls_clock_wall_ms() + 1000, NULL),
+    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, 0, ls_clock_wall_ms() + 1000, NULL),
                  LS_EINVAL);
     df.record_count = 200;
     int64_t snap;
-    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, ls_clock_wall_ms() + 1000, &snap),
+    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, 0, ls_clock_wall_ms() + 1000, &snap),
                  LS_OK);
     CHECK(summary_is(t, "operation", "replace"));
     CHECK(summary_is(t, "deleted-data-files", "20"));
@@ -1405,7 +1405,7 @@ TEST(rewrite_small_files)
     CHECK_EQ_INT(p0, 1);
     ls_ice_mentries_free(after, na);
     /* the same files again: they are gone, so a conflict */
-    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, ls_clock_wall_ms() + 2000, NULL),
+    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, 0, ls_clock_wall_ms() + 2000, NULL),
                  LS_ECONFLICT);
     /* appends go on after a rewrite, and still see 61 rows' worth of files */
     CHECK_EQ_INT(commit_rows(t, 600, 630, 3, 0, LS_PQ_ZSTD), LS_OK);
@@ -1480,7 +1480,7 @@ TEST(rewritten_files_go_when_their_deleting_snapshot_expires)
     CHECK_EQ_INT(copy_partition(t, os, "wh/ns/x", "mem://wh/ns/x", live, n, 0, removed, &nr, &df),
                  LS_OK);
     CHECK_EQ_INT(nr, 10);
-    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, ls_clock_wall_ms() + 1000, NULL),
+    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, 0, ls_clock_wall_ms() + 1000, NULL),
                  LS_OK);
     CHECK_EQ_INT(commit_rows(t, 300, 330, 3, 0, LS_PQ_ZSTD), LS_OK);
     int files = count_keys(os, "wh/ns/x/data/");
@@ -1577,7 +1577,7 @@ static int write_warehouse(const char *dir)
             if (rc == 0 &&
                 (ls_ice_table_live_files(t, &live, &n) != LS_OK ||
                  copy_partition(t, os, prefix, loc, live, n, 0, removed, &nr, &df) != LS_OK ||
-                 ls_ice_table_rewrite(t, removed, nr, &df, 1, ls_clock_wall_ms() + 2000 * 100,
+                 ls_ice_table_rewrite(t, removed, nr, &df, 1, 0, ls_clock_wall_ms() + 2000 * 100,
                                       NULL) != LS_OK ||
                  commit_rows(t, 2000, 2100, 3, 0, LS_PQ_ZSTD) != LS_OK)) {
                 fprintf(stderr, "rewrite: %s\n", ls_ice_table_error(t));
@@ -1695,7 +1695,7 @@ TEST(unreferenced_files_stay_for_the_delay_then_go)
     CHECK_EQ_INT(copy_partition(t, os, "wh/ns/g", "mem://wh/ns/g", live, n, 0, removed, &nr, &df),
                  LS_OK);
     int64_t t0 = ls_clock_wall_ms() + 100000;
-    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, t0, NULL), LS_OK);
+    CHECK_EQ_INT(ls_ice_table_rewrite(t, removed, nr, &df, 1, 0, t0, NULL), LS_OK);
     char **loaded = loaded_files(t, os);
     CHECK(loaded[0] && loaded[40]);
     ls_ice_table_set_snapshot_retention(t, 100, 1);
