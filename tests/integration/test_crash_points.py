@@ -343,34 +343,41 @@ def test_crash_in_a_key_compaction(broker_factory, point):
     wait_until(lambda: read_keyed(b.bootstrap, topic) == want, 60, what="key compaction")
 
 
-# the steps of an upsert table's copy-on-write commit (lake/materialize.c):
-# files rewritten and new rows written but not committed; metadata written;
-# the pointer swapped but the index not; the table committed, swaps pending
+# the steps of an upsert table's commit (lake/materialize.c): files rewritten
+# (copy-on-write) or position deletes (merge-on-read) and new rows written
+# but not committed; metadata written; the pointer swapped but the index not;
+# the table committed, swaps pending; and for merge-on-read the maintenance
+# rewrite that folds deletes into data files, its files written, not committed
 UPSERT_POINTS = ["table.data_written", "table.metadata_written", "table.pointer_swapped",
                  "compact.table_committed"]
+UPSERT_CASES = [(p, "copy-on-write") for p in UPSERT_POINTS] + \
+    [(p, "merge-on-read") for p in UPSERT_POINTS + ["table.rewrite_written"]]
 
 
-@pytest.mark.parametrize("point", UPSERT_POINTS)
-def test_crash_in_an_upsert_commit(broker_factory, point):
+@pytest.mark.parametrize("point,strategy", UPSERT_CASES)
+def test_crash_in_an_upsert_commit(broker_factory, point, strategy):
     """kill -9 inside an overwrite commit of an upsert table: after a restart
     the table holds exactly the latest value of every key, once."""
     iceberg_util.local_store_only()
     from test_upsert_tables import UPSERT, table_state, wait_caught_up
     b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
-    topic = create_topic(b.bootstrap, unique_topic("crashu"), partitions=PARTS, config=UPSERT)
-    model, last = {}, {}
+    cfg = dict(UPSERT, **{"lakestream.table.upsert.strategy": strategy,
+                          "lakestream.table.rewrite.min.files": "4"})
+    topic = create_topic(b.bootstrap, unique_topic("crashu"), partitions=PARTS, config=cfg)
+    model, last, errs = {}, {}, []
+
+    def cb(err, msg):
+        if err is not None:
+            errs.append(err)
+        else:
+            last[msg.partition()] = max(last.get(msg.partition(), -1), msg.offset())
+    # one idempotent producer outlives the crash (its records are retried)
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all",
+                  "enable.idempotence": True, "linger.ms": 5,
+                  "message.timeout.ms": 120000, "retry.backoff.ms": 50,
+                  "reconnect.backoff.ms": 20, "reconnect.backoff.max.ms": 300})
 
     def send(start, n):
-        p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all",
-                      "enable.idempotence": True, "linger.ms": 5,
-                      "message.timeout.ms": 120000, "retry.backoff.ms": 50})
-        errs = []
-
-        def cb(err, msg):
-            if err is not None:
-                errs.append(err)
-            else:
-                last[msg.partition()] = max(last.get(msg.partition(), -1), msg.offset())
         for i in range(start, start + n):
             k = b"k%d" % (i % 40)
             v = None if i % 7 == 3 else b"v%d" % i
@@ -379,21 +386,31 @@ def test_crash_in_an_upsert_commit(broker_factory, point):
             else:
                 model[k] = v
             p.produce(topic, key=k, value=v, partition=(i % 40) % PARTS, on_delivery=cb)
-        assert p.flush(120) == 0 and not errs, errs
+        p.poll(0)
     tdir = iceberg_util.table_dir(b, topic)
     send(0, 120)                       # a first commit: every key has a row
+    assert p.flush(120) == 0 and not errs, errs
     wait_caught_up(tdir, last)
     b.stop()
     b.env_extra = {"LS_CRASH_AT": point}
     b.start()
-    send(120, 120)                     # the next commit overwrites those rows: it dies
+    n = 120
+    deadline = time.monotonic() + 60
+    while b.alive() and time.monotonic() < deadline:   # commits overwrite rows until it dies
+        send(n, 40)
+        n += 40
+        time.sleep(0.5)
     b.wait_crashed()
     assert ("crash point %s reached" % point) in b.log_text()
     b.env_extra = {}
     b.start()
-    send(240, 60)
+    send(n, 60)
+    assert p.flush(120) == 0 and not errs, errs
     t = wait_caught_up(tdir, last, timeout=90)
     assert table_state(t) == model
+    for task in t.scan().plan_files():   # nothing the table references was deleted
+        for f in [task.file] + list(task.delete_files):
+            assert os.path.exists(f.file_path[len("file://"):])
 
 
 TXN_POINTS = ["txn.decided", "txn.markers_written"]

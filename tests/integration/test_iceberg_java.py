@@ -490,6 +490,35 @@ def test_java_reads_upsert_table(broker_factory, java_reader):
     assert "overwrite" in [s.summary.operation.value for s in t.metadata.snapshots]
 
 
+def test_java_reads_merge_on_read_upsert_table(broker_factory, java_reader):
+    """A merge-on-read upsert table (issue 35: position delete files, and
+    maintenance folding them into data files): the Iceberg Java library
+    plans the same data files with the same sequence numbers as PyIceberg,
+    the same delete files for each, and reads exactly one row per live key,
+    its latest value."""
+    iceberg_util.local_store_only()
+    from test_upsert_tables import MOR, model_rounds, upsert_topic
+
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic, tdir = upsert_topic(b, "upmorjava", **MOR)
+    t, model, _ = model_rounds(b, topic, tdir, seed=36)
+    md = iceberg_util.current_metadata(tdir)
+    t = pyiceberg_table.StaticTable.from_metadata("file://" + md)
+    (jt,) = java_reader(md)
+    assert [(s["id"], s["seq"]) for s in jt["snapshots"]] == \
+        sorted(((s.snapshot_id, s.sequence_number) for s in t.metadata.snapshots),
+               key=lambda x: x[1])
+    planned = {p["path"]: (p["data_seq"], p["file_seq"], p["deletes"]) for p in jt["planned"]}
+    tasks = list(t.scan().plan_files())
+    seqs = pyiceberg_sequences(t)
+    assert planned == {x.file.file_path: seqs[x.file.file_path] + (len(x.delete_files),)
+                       for x in tasks}
+    got = {bytes.fromhex(r[3]): bytes.fromhex(r[4]) for r in jt["rows"]}
+    assert len(got) == len(jt["rows"]) and got == model
+    sums = [s.summary for s in t.metadata.snapshots]
+    assert any(int(s.get("added-position-deletes") or 0) > 0 for s in sums)
+
+
 def test_java_reads_evolved_typed_table(broker, java_reader):
     """Schema evolution (issue 14 §4): the Iceberg Java library reads a typed
     table written under three schemas through the current one — old files

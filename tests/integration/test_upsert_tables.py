@@ -72,11 +72,12 @@ def table_state(t, snapshot_id=None):
     return state
 
 
-def test_upsert_table_equals_the_model(broker_factory):
-    iceberg_util.local_store_only()
-    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
-    topic, tdir = upsert_topic(b, "upsert")
-    rnd = random.Random(15)
+def model_rounds(b, topic, tdir, seed=15, check=None):
+    """ROUNDS rounds of random upserts and deletes (a fifth of them
+    tombstones) into topic, each checked, once the table caught up, against
+    the model by PyIceberg and by check(t, model) when given: the newest
+    table, the model, and (snapshot id, state) after the first round."""
+    rnd = random.Random(seed)
     model, last = {}, {}
     p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5,
                   "enable.idempotence": True})
@@ -104,16 +105,106 @@ def test_upsert_table_equals_the_model(broker_factory):
         assert p.flush(30) == 0 and not errors, errors
         t = wait_caught_up(tdir, last)
         assert table_state(t) == model, "round %d: the table differs from the model" % rnd_no
+        if check:
+            check(t, model)
         if first_snapshot is None:
             first_snapshot = (t.metadata.current_snapshot_id, dict(model))
+    return t, model, first_snapshot
+
+
+def test_upsert_table_equals_the_model(broker_factory):
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic, tdir = upsert_topic(b, "upsert")
+    t, model, (snap, state) = model_rounds(b, topic, tdir)
     ops = [s.summary.operation.value for s in t.metadata.snapshots]
     assert "overwrite" in ops, ops
     total = int(t.metadata.current_snapshot().summary["total-records"])
     assert total == len(model), "summary total-records %d, keys %d" % (total, len(model))
     # time travel: the first snapshot still holds the first round's state
-    snap, state = first_snapshot
     assert any(s.snapshot_id == snap for s in t.metadata.snapshots), "first snapshot expired"
     assert table_state(t, snap) == state
+
+
+MOR = {"lakestream.table.upsert.strategy": "merge-on-read",
+       "lakestream.table.rewrite.min.files": "4"}
+
+
+def duckdb_state(t):
+    """The table's rows as DuckDB reads them: its Parquet reader on the live
+    data files, less the rows the live position delete files name (what an
+    engine applying the deletes itself sees)."""
+    import duckdb
+    files, deletes = [], []
+    for task in t.scan().plan_files():
+        files.append(task.file.file_path)
+        deletes.extend(d.file_path for d in task.delete_files)
+    con = duckdb.connect()
+    strip = lambda u: u[len("file://"):] if u.startswith("file://") else u
+    rows = con.execute(
+        "SELECT key, value FROM read_parquet(?, filename=true, file_row_number=true) d "
+        + ("WHERE NOT EXISTS (SELECT 1 FROM read_parquet(?) x "
+           "WHERE x.file_path = 'file://' || d.filename AND x.pos = d.file_row_number)"
+           if deletes else ""),
+        [[strip(f) for f in files]] + ([[strip(f) for f in sorted(set(deletes))]]
+                                       if deletes else [])).fetchall()
+    state = {}
+    for k, v in rows:
+        assert bytes(k) not in state, "key %r twice" % k
+        state[bytes(k)] = bytes(v)
+    return state
+
+
+def test_merge_on_read_upsert_table_equals_the_model(broker_factory):
+    """upsert.strategy=merge-on-read (issue 35): the same rounds as above
+    write position delete files instead of copying data files: no upsert
+    commit removes a data file, PyIceberg and DuckDB (applying the deletes
+    itself) read the model after every round, and the maintenance rewrite
+    (rewrite.min.files=4) folds deletes into data files and drops delete
+    files while readers keep seeing the model."""
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic, tdir = upsert_topic(b, "upmor", **MOR)
+
+    def check(t, model):
+        assert duckdb_state(t) == model
+    t, model, (snap, state) = model_rounds(b, topic, tdir, seed=35, check=check)
+    sums = [s.summary for s in t.metadata.snapshots]
+    def num(s, key):
+        return int(s.get(key) or 0)
+    assert any(num(s, "added-position-deletes") > 0 for s in sums), sums
+    assert all(num(s, "deleted-data-files") == 0
+               for s in sums if s.operation.value == "overwrite"), sums
+    assert any(num(s, "removed-delete-files") > 0 for s in sums
+               if s.operation.value == "replace"), "no rewrite dropped a delete file"
+    # the summary's totals agree with what a reader plans and reads
+    cur = t.metadata.current_snapshot().summary
+    tasks = list(t.scan().plan_files())
+    assert num(cur, "total-delete-files") == len({d.file_path for x in tasks
+                                                   for d in x.delete_files})
+    assert num(cur, "total-records") - num(cur, "total-position-deletes") == len(model)
+    assert table_state(t, snap) == state
+
+
+def test_merge_on_read_is_refused_where_it_cannot_apply(broker):
+    """merge-on-read is how upsert tables remove rows, and a Delta log
+    carries no position deletes: both combinations are refused naming the
+    key, never accepted and ignored."""
+    from confluent_kafka import KafkaException
+    a = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for extra, why in ((dict(UPSERT, **{"lakestream.table.write.mode": "append",
+                                        "cleanup.policy": "delete"}), "write.mode"),
+                       (dict(UPSERT, **{"lakestream.table.format": "iceberg,delta"}),
+                        "lakestream.table.format")):
+        topic = unique_topic("morno")
+        cfg = dict(extra, **{"lakestream.table.upsert.strategy": "merge-on-read"})
+        fut = a.create_topics([NewTopic(topic, 1, 1, config=cfg)])[topic]
+        try:
+            fut.result(30)
+            raise AssertionError("accepted: %s" % cfg)
+        except KafkaException as e:
+            msg = str(e.args[0])
+            assert "lakestream.table.upsert.strategy" in msg and why in msg, msg
 
 
 def test_upsert_needs_keys(broker_factory):
