@@ -86,12 +86,12 @@ SCENARIOS = ["produce-latency", "e2e-latency", "produce-throughput", "txn-produc
              "s3-latency", "consume-catchup-compacted", "s3-radosgw", "pg-latency",
              "materialization",
              "typed-materialization",
-             "zero-etl", "table-freshness", "upsert-freshness", "key-compaction"]
+             "zero-etl", "table-freshness", "upsert-freshness", "upsert-bytes", "key-compaction"]
 # Scenarios on brokers of their own (a fresh broker with its own configuration per
 # repetition, see solo_plan()); the others share one start of each main target.
 SOLO = ["s3-latency", "consume-catchup-compacted", "s3-radosgw", "pg-latency", "materialization",
         "typed-materialization",
-        "zero-etl", "table-freshness", "upsert-freshness", "key-compaction"]
+        "zero-etl", "table-freshness", "upsert-freshness", "upsert-bytes", "key-compaction"]
 # Scenarios that need features still being built elsewhere; they slot in here
 # (a function per scenario below, plus an entry in METRICS) when those land.
 PENDING = {}
@@ -99,7 +99,7 @@ PENDING = {}
 PEER = {"materialization": "duckdb", "typed-materialization": "kafka+fastavro",
         "zero-etl": "kafka+pyiceberg",
         "table-freshness": "kafka+pyiceberg", "upsert-freshness": "lakestream append (#8)",
-        "key-compaction": "lakestream"}
+        "upsert-bytes": "lakestream-cow", "key-compaction": "lakestream"}
 # Rows a scenario borrows from another one of the same run (same measurement, so not
 # repeated): scenario -> (source scenario, {source target: row name}).
 BORROW = {
@@ -200,6 +200,13 @@ METRICS["key-compaction"] = {
     "e2e_records_per_sec": (("keycompact", "e2e_records_per_sec"), "rec/s", True),
     "clean_s": (("keycompact", "clean_s"), "s", False),
     "wall_s": (("keycompact", "wall_s"), "s", False),
+}
+METRICS["upsert-bytes"] = {
+    "written_per_gib_1pct": (("upsert_bytes", "1", "written_per_gib"), "GiB/GiB", False),
+    "written_per_gib_10pct": (("upsert_bytes", "10", "written_per_gib"), "GiB/GiB", False),
+    "written_per_gib_100pct": (("upsert_bytes", "100", "written_per_gib"), "GiB/GiB", False),
+    "written_per_gib_all": (("upsert_bytes", "all", "written_per_gib"), "GiB/GiB", False),
+    "commit_s_10pct": (("upsert_bytes", "10", "commit_s"), "s", False),
 }
 METRICS["txn-produce"] = {
     "txn_msgs_per_sec": (("produce", "msgs_per_sec"), "msg/s", True),
@@ -561,6 +568,8 @@ def run_scenario(sc, broker, a, rep):
         return txn_produce(broker, topic, a)
     if sc == "key-compaction":
         return key_compaction(broker, topic, a)
+    if sc == "upsert-bytes":
+        return upsert_bytes(broker, topic, a)
     raise ValueError(sc)
 
 
@@ -614,6 +623,109 @@ def key_compaction(broker, topic, a):
                            "records_per_sec": read / clean_s if clean_s else None,
                            "mb_per_sec": nbytes / clean_s / 2**20 if clean_s else None,
                            "e2e_records_per_sec": read / wall if wall else None}}
+
+
+def upsert_bytes(broker, topic, a):
+    """8d: bytes an upsert table writes per GiB of updates, by its strategy
+    (lakestream.table.upsert.strategy: copy-on-write on lakestream-cow,
+    merge-on-read on lakestream-mor). A compacted topic of --upsert-bytes-keys keys
+    (--size random bytes each, 4 partitions) is loaded and materialized in one
+    commit; then, for 1 %, 10 % and 100 % of the keys updated per commit,
+    --upsert-bytes-commits commits each (the commit interval is held at a day while
+    the updates are produced, then shortened: one pass, one commit). Written = the
+    added-files-size of every snapshot since (data files, delete files, and the
+    maintenance rewrites of rewrite.min.files=4, which fold merge-on-read's deletes
+    into data files), over the bytes of the updated records."""
+    import random
+    from confluent_kafka import Producer
+    from pyiceberg.table import StaticTable
+    mor = broker.name.endswith("-mor")
+    hold = {"lakestream.table.commit.interval.ms": "86400000"}
+    create_topics(broker, {topic: {
+        "cleanup.policy": "compact", "lakestream.table.enabled": "true",
+        "lakestream.table.write.mode": "upsert", "lakestream.table.rewrite.min.files": "4",
+        "lakestream.table.upsert.strategy": "merge-on-read" if mor else "copy-on-write",
+        **hold}})
+    keys, size = a.upsert_bytes_keys, a.size
+    last = {}
+    p = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all",
+                  "enable.idempotence": True, "linger.ms": 20, "batch.size": 1 << 20})
+    failed = []
+
+    def cb(err, m):
+        if err:
+            failed.append(err)
+        else:
+            last[m.partition()] = max(last.get(m.partition(), -1), m.offset())
+
+    def produce(ks):
+        for k in ks:
+            while True:
+                try:
+                    p.produce(topic, key=b"key-%08d" % k, value=os.urandom(size),
+                              on_delivery=cb)
+                    break
+                except BufferError:
+                    p.poll(0.05)
+        if p.flush(300) or failed:
+            raise RuntimeError(f"loading {topic}: {failed[:3]}")
+
+    def commit():
+        """Shortens the interval (a pass starts at once), waits for the table to
+        cover every record produced, holds the interval again: seconds."""
+        time.sleep(1.2)  # every entry older than the 1 s interval
+        t0 = time.time()
+        alter_topic(broker, topic, {"lakestream.table.commit.interval.ms": "1000"})
+        want = sorted(last.values())
+        wait_for("the upsert table to catch up",
+                 lambda: sorted(table_marks(broker, topic).values()) == want, 900, 0.05)
+        secs = time.time() - t0
+        alter_topic(broker, topic, hold)
+        return secs
+
+    def snapshots():
+        url = f"http://127.0.0.1:{broker.http_port}/v1/namespaces/default/tables/{topic}"
+        with urllib.request.urlopen(url, timeout=10) as r:
+            loc = json.load(r)["metadata-location"]
+        return StaticTable.from_metadata(loc).metadata.snapshots
+
+    def written_since(seq):
+        snaps = [s for s in snapshots() if s.sequence_number > seq]
+        size_of = lambda s: int(s.summary.get("added-files-size") or 0)
+        return (sum(size_of(s) for s in snaps if s.summary.operation.value != "replace"),
+                sum(size_of(s) for s in snaps if s.summary.operation.value == "replace"),
+                max([seq] + [s.sequence_number for s in snaps]))
+
+    produce(range(keys))
+    commit()
+    seq = max(s.sequence_number for s in snapshots())
+    rnd = random.Random(8)
+    out, total_w, total_u = {}, 0, 0
+    for pct in (1, 10, 100):
+        n = max(1, keys * pct // 100)
+        secs = []
+        seq0 = seq
+        for _ in range(a.upsert_bytes_commits):
+            produce(rnd.sample(range(keys), n))
+            secs.append(commit())
+        commits_w, maint_w, seq = written_since(seq0)
+        upd = a.upsert_bytes_commits * n * (size + 12)
+        total_w += commits_w + maint_w
+        total_u += upd
+        out[str(pct)] = {"updated_keys_per_commit": n, "update_bytes": upd,
+                         "commit_bytes": commits_w, "maintenance_bytes": maint_w,
+                         "written_per_gib": (commits_w + maint_w) / upd,
+                         "commit_s": sorted(secs)[len(secs) // 2]}
+    ops = {}
+    for s in snapshots():
+        op = s.summary.operation.value
+        ops[op] = ops.get(op, 0) + 1
+        if int(s.summary.get("removed-delete-files") or 0):
+            ops["delete_files_folded"] = (ops.get("delete_files_folded", 0)
+                                          + int(s.summary["removed-delete-files"]))
+    out["all"] = {"written_per_gib": total_w / total_u, "table_bytes": keys * (size + 12),
+                  "snapshots": ops}
+    return {"upsert_bytes": out}
 
 
 def txn_produce(broker, topic, a):
@@ -1300,6 +1412,9 @@ def solo_plan(scenarios, a, rgw_env, pg_env=None):
             groups.append(g)
         elif sc == "upsert-freshness":
             groups.append([(Broker("lakestream", "lakestream", table, rest=True), [sc], True)])
+        elif sc == "upsert-bytes":  # the topic's upsert.strategy follows the broker's name
+            groups.append([(Broker(name, "lakestream", table, rest=True), [sc], False)
+                           for name in ("lakestream-cow", "lakestream-mor")])
         elif sc == "key-compaction":
             groups.append([(Broker("lakestream", "lakestream",
                                    {**durable, "compaction.min.age.ms": "0",
@@ -1370,6 +1485,10 @@ def main():
                     help="table-freshness: how often the table's current snapshot is read")
     ap.add_argument("--upsert-keys", type=int, default=1000,
                     help="upsert-freshness: distinct record keys (the upsert table's rows)")
+    ap.add_argument("--upsert-bytes-keys", type=int, default=20000,
+                    help="upsert-bytes: keys in the table (--size bytes each)")
+    ap.add_argument("--upsert-bytes-commits", type=int, default=3,
+                    help="upsert-bytes: commits per share of keys updated")
     ap.add_argument("--kc-count", type=int, default=1000000,
                     help="key-compaction: keyed records loaded, then key-compacted")
     ap.add_argument("--kc-keys", type=int, default=10000,
@@ -1781,6 +1900,16 @@ def scenario_note(sc, a):
                             "holding the keys it changes (copy-on-write). Beside it, "
                             "scenario 8's rows of the same run (append table; Kafka + "
                             "PyIceberg consumer).",
+        "upsert-bytes": f"An upsert table of {a.upsert_bytes_keys:,} keys ({a.size} B random "
+                        "values, 4 partitions, compacted topic) loaded in one commit, then "
+                        f"{a.upsert_bytes_commits} commits each updating 1 %, 10 % and 100 % of "
+                        "the keys (updates produced while the commit interval is held at a day, "
+                        "then one pass): GiB the table wrote (added-files-size of every snapshot: "
+                        "data files, copies, position delete files, and the maintenance rewrites "
+                        "of rewrite.min.files=4) per GiB of updated records. lakestream-cow: "
+                        "lakestream.table.upsert.strategy=copy-on-write (the default); "
+                        "lakestream-mor: merge-on-read. commit_s = median seconds from the "
+                        "interval change to the table covering the updates.",
         "key-compaction": f"Load {a.kc_count:,} records ({a.kc_size} B values, keys uniform "
                           f"over {a.kc_keys:,}, {a.kc_partitions} partitions) into a topic with "
                           "cleanup.policy=delete on a broker with a zero hot window, wait until "
@@ -1824,6 +1953,8 @@ def plots(summary, out, stamp):
             ms = ["records_per_sec", "e2e_records_per_sec"]
         elif sc == "typed-materialization":
             ms = ["records_per_sec"]
+        elif sc == "upsert-bytes":
+            ms = ["written_per_gib_1pct", "written_per_gib_10pct", "written_per_gib_100pct"]
         else:
             ms = [m for m in ("p50_ms", "p99_ms", "p999_ms") if m in ms]
         dat = os.path.join(out, f".{stamp}-{sc}.dat")
@@ -1833,7 +1964,7 @@ def plots(summary, out, stamp):
                 f.write(f'"{t}" ' + " ".join(str(v["median"].get(m, "NaN")) for m in ms) + "\n")
         png = os.path.join(out, f"{stamp}-{sc}.png")
         unit = METRICS[sc][ms[0]][1]
-        logscale = "set logscale y\n" if unit == "ms" else ""
+        logscale = "set logscale y\n" if unit in ("ms", "GiB/GiB") else ""
         script = f"""set terminal pngcairo size 800,450 noenhanced
 set output '{png}'
 set title '{sc} (median of runs)'

@@ -79,6 +79,7 @@ static int rewrite_manifest(ls_ice_table_t *t, mlist_build_t *mb, const ls_av_t 
             } else {
                 mb->rm->del_files++;
                 mb->rm->del_rows += o->df.record_count;
+                mb->rm->del_bytes += o->df.file_size;
             }
             m.deleted_files++;
             m.deleted_rows += o->df.record_count;

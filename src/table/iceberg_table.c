@@ -726,9 +726,10 @@ static ls_status commit_files(ls_ice_table_t *t, const ls_ice_datafile_t *files,
                                                  .seq = -1,
                                                  .file_seq = -1,
                                                  .df = files[k]};
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n; k++) { /* sizes count every file, as Iceberg's summaries do */
+        bytes += files[k].file_size;
         if (files[k].content == LS_ICE_CONTENT_DATA) {
-            recs += files[k].record_count, bytes += files[k].file_size;
+            recs += files[k].record_count;
         } else {
             ndel++;
             del_recs += files[k].record_count;
@@ -788,7 +789,8 @@ static ls_status commit_files(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     }
     int64_t gone_files = 0, gone_rows = 0, gone_bytes = 0, gone_dfiles = 0, gone_drows = 0;
     if (rm) {
-        gone_files = (int64_t)rm->n - rm->del_files, gone_rows = rm->rows, gone_bytes = rm->bytes;
+        gone_files = (int64_t)rm->n - rm->del_files, gone_rows = rm->rows;
+        gone_bytes = rm->bytes + rm->del_bytes;
         gone_dfiles = rm->del_files, gone_drows = rm->del_rows;
         summary_set(summary, "deleted-data-files", gone_files);
         summary_set(summary, "deleted-records", gone_rows);

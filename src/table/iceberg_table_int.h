@@ -57,7 +57,7 @@ typedef struct removal {
     size_t n;
     bool *found;         /* per path: live in the parent snapshot */
     int64_t rows, bytes;       /* of the data files found */
-    int64_t del_files, del_rows; /* of the position delete files found */
+    int64_t del_files, del_rows, del_bytes; /* of the position delete files found */
     int64_t rows_deleted;        /* rows of the data files deletes took (rewrite) */
     bool overwrite;      /* rows may go (copy-on-write): no row check, operation "overwrite" */
 } removal_t;

@@ -633,6 +633,22 @@ TEST(merge_on_read_compacts_deletes_by_ratio)
     CHECK_EQ_INT(ndel, 0);
     for (int k = 0; k < 10; k++)
         CHECK_EQ_INT(seen[k], k >= 3);
+    /* once the rewrite's snapshot expires, the delete files and the old
+     * data file are deleted from storage: one data file stays */
+    ls_ice_table_set_snapshot_retention(t, 1, 1);
+    ls_ice_table_set_file_grace(t, 0);
+    CHECK_EQ_INT(ls_ice_table_append(t, NULL, 0, NULL, ls_clock_wall_ms() + 5000, NULL), LS_OK);
+    bool committed;
+    int64_t next;
+    CHECK_EQ_INT(ls_ice_table_expire(t, ls_clock_wall_ms() + 10000, &committed, &next), LS_OK);
+    ls_objinfo_t *objs;
+    size_t nobj, ndeletes = 0;
+    CHECK_EQ_INT(ls_objstore_list(os, "wh/ns/mor2/data/", &objs, &nobj), LS_OK);
+    for (size_t i = 0; i < nobj; i++)
+        ndeletes += strstr(objs[i].key, ".deletes.parquet") != NULL;
+    CHECK_EQ_INT(ndeletes, 0);
+    CHECK_EQ_INT(nobj, 1);
+    ls_objinfo_free(objs, nobj);
     ls_ice_table_free(t);
     ls_objstore_close(os);
 }
