@@ -625,13 +625,18 @@ def key_compaction(broker, topic, a):
                            "e2e_records_per_sec": read / wall if wall else None}}
 
 
+def upsert_bytes_plan(a):
+    """--upsert-bytes-commits as [(percent of keys per commit, commits)]."""
+    return [tuple(int(x) for x in part.split(":")) for part in a.upsert_bytes_commits.split(",")]
+
+
 def upsert_bytes(broker, topic, a):
     """8d: bytes an upsert table writes per GiB of updates, by its strategy
     (lakestream.table.upsert.strategy: copy-on-write on lakestream-cow,
     merge-on-read on lakestream-mor). A compacted topic of --upsert-bytes-keys keys
     (--size random bytes each, 4 partitions) is loaded and materialized in one
     commit; then, for 1 %, 10 % and 100 % of the keys updated per commit,
-    --upsert-bytes-commits commits each (the commit interval is held at a day while
+    --upsert-bytes-commits commits (40, 10 and 3) (the commit interval is held at a day while
     the updates are produced, then shortened: one pass, one commit). Written = the
     added-files-size of every snapshot since (data files, delete files, and the
     maintenance rewrites of rewrite.min.files=4, which fold merge-on-read's deletes
@@ -701,18 +706,18 @@ def upsert_bytes(broker, topic, a):
     seq = max(s.sequence_number for s in snapshots())
     rnd = random.Random(8)
     out, total_w, total_u = {}, 0, 0
-    for pct in (1, 10, 100):
+    for pct, ncommits in upsert_bytes_plan(a):
         n = max(1, keys * pct // 100)
         secs = []
         seq0 = seq
-        for _ in range(a.upsert_bytes_commits):
+        for _ in range(ncommits):
             produce(rnd.sample(range(keys), n))
             secs.append(commit())
         commits_w, maint_w, seq = written_since(seq0)
-        upd = a.upsert_bytes_commits * n * (size + 12)
+        upd = ncommits * n * (size + 12)
         total_w += commits_w + maint_w
         total_u += upd
-        out[str(pct)] = {"updated_keys_per_commit": n, "update_bytes": upd,
+        out[str(pct)] = {"updated_keys_per_commit": n, "commits": ncommits, "update_bytes": upd,
                          "commit_bytes": commits_w, "maintenance_bytes": maint_w,
                          "written_per_gib": (commits_w + maint_w) / upd,
                          "commit_s": sorted(secs)[len(secs) // 2]}
@@ -1487,8 +1492,8 @@ def main():
                     help="upsert-freshness: distinct record keys (the upsert table's rows)")
     ap.add_argument("--upsert-bytes-keys", type=int, default=20000,
                     help="upsert-bytes: keys in the table (--size bytes each)")
-    ap.add_argument("--upsert-bytes-commits", type=int, default=3,
-                    help="upsert-bytes: commits per share of keys updated")
+    ap.add_argument("--upsert-bytes-commits", default="1:40,10:10,100:3",
+                    help="upsert-bytes: commits per share of keys updated (percent:commits,...)")
     ap.add_argument("--kc-count", type=int, default=1000000,
                     help="key-compaction: keyed records loaded, then key-compacted")
     ap.add_argument("--kc-keys", type=int, default=10000,
@@ -1901,9 +1906,10 @@ def scenario_note(sc, a):
                             "scenario 8's rows of the same run (append table; Kafka + "
                             "PyIceberg consumer).",
         "upsert-bytes": f"An upsert table of {a.upsert_bytes_keys:,} keys ({a.size} B random "
-                        "values, 4 partitions, compacted topic) loaded in one commit, then "
-                        f"{a.upsert_bytes_commits} commits each updating 1 %, 10 % and 100 % of "
-                        "the keys (updates produced while the commit interval is held at a day, "
+                        "values, 4 partitions, compacted topic) loaded in one commit, "
+                        "then commits updating a share of the keys ("
+                        + ", ".join(f"{c} commits of {p} %" for p, c in upsert_bytes_plan(a))
+                        + "; updates produced while the commit interval is held at a day, "
                         "then one pass): GiB the table wrote (added-files-size of every snapshot: "
                         "data files, copies, position delete files, and the maintenance rewrites "
                         "of rewrite.min.files=4) per GiB of updated records. lakestream-cow: "

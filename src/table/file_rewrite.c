@@ -50,10 +50,14 @@
  * took are not found again. Every copy (a rewrite, a copy-on-write) leaves
  * out the rows live deletes took: a copied row has a new path, out of every
  * delete's reach. So the maintenance rewrite also compacts deletes: beside
- * the small-file runs, a data file whose rows deletes took is rewritten on
- * its own when they took DELETE_RATIO_PCT % of its rows or its partition
- * holds min_files delete files, and every delete file naming only files no
- * longer live leaves in the same replace snapshot. */
+ * the small-file runs, a data file is rewritten on its own once deletes
+ * took DELETE_RATIO_PCT % of its rows (Iceberg's delete-ratio-threshold),
+ * every delete file naming only files no longer live leaves, and a
+ * partition holding min_files delete files or more gets them merged into
+ * one (Iceberg's rewrite-position-delete-files: readers open one file, and
+ * rows naming removed files drop out), all in the same replace snapshot.
+ * Merging rather than rewriting data files keeps a table updated a little
+ * at a time from being copied whole every few commits. */
 #include "table/file_rewrite.h"
 
 #include <stdio.h>
@@ -268,14 +272,13 @@ static ls_status write_run(ls_ice_table_t *t, const ls_ice_mentry_t *live, const
 }
 
 /* Delete compaction: adds to runs[0..*nruns) a run of its own for each data
- * file of live[0..ndata) outside every run that deletes have taken rows of,
- * when they took at least DELETE_RATIO_PCT % of its rows or its partition
- * holds at least o->min_files delete files, within the planner's byte
- * budget (*more when some wait). */
+ * file of live[0..ndata) outside every run whose rows deletes took at
+ * least DELETE_RATIO_PCT % of, within the planner's byte budget (*more
+ * when some wait). */
 #define DELETE_RATIO_PCT 30 /* Iceberg's delete-ratio-threshold */
-static size_t plan_delete_runs(const ls_ice_mentry_t *live, size_t ndata, size_t n,
-                               const ls_posdel_t *pd, int nspec, const ls_file_rewrite_opts_t *o,
-                               ls_file_run_t **runs, size_t nruns, bool *more)
+static size_t plan_delete_runs(const ls_ice_mentry_t *live, size_t ndata, const ls_posdel_t *pd,
+                               const ls_file_rewrite_opts_t *o, ls_file_run_t **runs,
+                               size_t nruns, bool *more)
 {
     bool *taken = LS_NEWN(bool, ndata ? ndata : 1);
     uint64_t budget = 0;
@@ -286,12 +289,7 @@ static size_t plan_delete_runs(const ls_ice_mentry_t *live, size_t ndata, size_t
     }
     for (size_t i = 0; i < ndata && !*more; i++) {
         int64_t gone = taken[i] ? 0 : ls_posdel_count(pd, live[i].df.path);
-        if (gone <= 0) continue;
-        size_t dels = 0;
-        for (size_t k = ndata; k < n; k++)
-            dels += !ls_ice_pvals_cmp(live[k].df.partition, live[i].df.partition, nspec);
-        if (gone * 100 < live[i].df.record_count * DELETE_RATIO_PCT && dels < (size_t)o->min_files)
-            continue;
+        if (gone <= 0 || gone * 100 < live[i].df.record_count * DELETE_RATIO_PCT) continue;
         uint64_t bytes = (uint64_t)live[i].df.file_size;
         if (nruns && budget + bytes > (uint64_t)o->target_bytes) {
             *more = true;
@@ -327,6 +325,59 @@ static bool not_kept(void *arg, const char *path)
     return !bsearch(&path, k->p, k->n, sizeof *k->p, path_cmp);
 }
 
+static bool not_kept_inv(void *arg, const char *path) { return !not_kept(arg, path); }
+
+static bool is_data_path(const ls_ice_mentry_t *live, size_t ndata, const char *path)
+{
+    for (size_t i = 0; i < ndata; i++)
+        if (live[i].df.path == path) return true;
+    return false;
+}
+
+/* Merges, per partition, the live delete files among live[ndata..n) that
+ * are not in skip[0..nskip) (leaving anyway) when the partition holds at
+ * least o->min_files of them: their rows naming kept data files become one
+ * new delete file (added[*nadded]), and they join removed[*nr]. The merged
+ * file's higher sequence number reaches every data file theirs did (it
+ * names rows by path), so readers see the same rows. */
+static ls_status merge_deletes(ls_ice_table_t *t, const ls_ice_mentry_t *live, size_t ndata,
+                               size_t n, const ls_posdel_t *pd, int nspec,
+                               const ls_file_rewrite_opts_t *o, kept_paths_t *kept,
+                               const char *const *skip, size_t nskip, const char **removed,
+                               size_t *nr, ls_ice_datafile_t *added, size_t *nadded, char *err,
+                               size_t errlen)
+{
+    bool *done = LS_NEWN(bool, n);
+    for (size_t i = ndata; i < n; i++)
+        for (size_t k = 0; k < nskip && !done[i]; k++)
+            done[i] = skip[k] == live[i].df.path;
+    const char **group = LS_NEWN(const char *, n);
+    ls_status st = LS_OK;
+    for (size_t i = ndata; i < n && st == LS_OK; i++) {
+        if (done[i]) continue;
+        size_t ng = 0;
+        for (size_t k = i; k < n; k++)
+            if (!done[k] && !ls_ice_pvals_cmp(live[k].df.partition, live[i].df.partition, nspec)) {
+                group[ng++] = live[k].df.path;
+                done[k] = true;
+            }
+        if (ng < (size_t)o->min_files) continue;
+        ls_posdel_row_t *rows;
+        size_t nrows = ls_posdel_rows_of(pd, group, ng, not_kept_inv, kept, &rows);
+        if (nrows)
+            st = ls_posdel_write(t, rows, nrows, live[i].df.partition, o->pq, &added[*nadded],
+                                 err, errlen);
+        ls_free(rows);
+        if (st != LS_OK) break;
+        if (nrows) (*nadded)++;
+        for (size_t k = 0; k < ng; k++)
+            removed[(*nr)++] = group[k];
+    }
+    ls_free(group);
+    ls_free(done);
+    return st;
+}
+
 ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, int64_t now_ms,
                           ls_file_rewrite_stats_t *stats, char *err, size_t errlen)
 {
@@ -340,8 +391,9 @@ ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, in
     int nspec = ls_ice_table_spec(t)->nfields;
     ls_file_run_t *runs;
     size_t nruns = ls_file_rewrite_plan(live, ndata, nspec, o, &runs, &stats->more);
-    if (pd) nruns = plan_delete_runs(live, ndata, n, pd, nspec, o, &runs, nruns, &stats->more);
-    ls_ice_datafile_t *added = LS_NEWN(ls_ice_datafile_t, nruns ? nruns : 1);
+    if (pd) nruns = plan_delete_runs(live, ndata, pd, o, &runs, nruns, &stats->more);
+    /* added: a file per run, and at most one merged delete file per delete file */
+    ls_ice_datafile_t *added = LS_NEWN(ls_ice_datafile_t, nruns + (n - ndata) + 1);
     size_t nremoved = n - ndata;
     for (size_t i = 0; i < nruns; i++)
         nremoved += runs[i].n;
@@ -363,18 +415,28 @@ ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, in
             gone[runs[i].idx[k]] = true;
         }
     }
-    /* the delete files naming only removed files go with them */
-    size_t ndel_removed = 0;
+    /* the delete files naming only removed files go with them; a partition
+     * holding min_files delete files or more gets them merged into one */
+    size_t ndel_removed = 0, ndel_added = 0;
     if (st == LS_OK && pd) {
         kept_paths_t kept = {LS_NEWN(const char *, ndata ? ndata : 1), 0};
         for (size_t i = 0; i < ndata; i++)
             if (!gone[i]) kept.p[kept.n++] = live[i].df.path;
         qsort(kept.p, kept.n, sizeof *kept.p, path_cmp);
+        size_t from = nr;
         for (size_t i = ndata; i < n; i++)
             if (ls_posdel_covered(pd, live[i].df.path, not_kept, &kept)) {
                 removed[nr++] = live[i].df.path;
                 ndel_removed++;
             }
+        st = merge_deletes(t, live, ndata, n, pd, nspec, o, &kept, removed + from, nr - from,
+                           removed, &nr, added, &nadded, err, errlen);
+        ndel_added = nadded;
+        for (size_t i = 0; i < nadded; i++)
+            ndel_added -= added[i].content == LS_ICE_CONTENT_DATA;
+        ndel_removed = nr;
+        for (size_t i = 0; i < nr; i++)
+            ndel_removed -= is_data_path(live, ndata, removed[i]);
         ls_free(kept.p);
     }
     if (st == LS_OK && nr) {
@@ -386,8 +448,9 @@ ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, in
             stats->commits++;
             stats->files_removed += nr - ndel_removed;
             stats->delete_files_removed += ndel_removed;
+            stats->delete_files_added += ndel_added;
             stats->rows_deleted += (uint64_t)deleted;
-            stats->files_added += nadded;
+            stats->files_added += nadded - ndel_added;
             stats->bytes_written += written;
             stats->rows += rows;
         }

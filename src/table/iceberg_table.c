@@ -870,11 +870,6 @@ ls_status ls_ice_table_rewrite(ls_ice_table_t *t, const char *const *removed, si
         snprintf(t->err, sizeof t->err, "a rewrite needs files to remove");
         return LS_EINVAL;
     }
-    for (size_t i = 0; i < nadded; i++)
-        if (added[i].content != LS_ICE_CONTENT_DATA) {
-            snprintf(t->err, sizeof t->err, "a rewrite adds data files only");
-            return LS_EINVAL;
-        }
     removal_t rm = {.paths = removed,
                     .n = nremoved,
                     .found = LS_NEWN(bool, nremoved),

@@ -46,7 +46,8 @@
  * (readers that loaded the table earlier keep reading them until then); the
  * table property lakestream.pending-deletes records them meanwhile.
  *
- * Supported: format v2, schemas given as Iceberg JSON (evolved by
+ * Supported: format v2 with data files and position delete files
+ * (table/position_deletes.h; equality deletes are refused), schemas given as Iceberg JSON (evolved by
  * ls_ice_table_set_schema in the next commit), one partition spec whose
  * sources are top-level or struct-nested columns of type boolean, int,
  * long, float, double, date, time, timestamp(tz), string, binary, fixed,
@@ -347,10 +348,11 @@ ls_status ls_ice_table_append(ls_ice_table_t *t, const ls_ice_datafile_t *files,
                               const char *const *summary, int64_t now_ms, int64_t *snapshot_id);
 
 /* Replaces the live files removed[0..nremoved) (full locations: data
- * files, and position delete files whose rows all name removed data files)
- * by the data files added[0..nadded), which must hold exactly the removed
- * data files' rows less rows_deleted (the rows position deletes removed
- * from them, which the caller left out), as one snapshot with operation
+ * files, and position delete files whose rows all name removed data files
+ * or that a merged delete file among added replaces) by added[0..nadded),
+ * whose data files must hold exactly the removed data files' rows less
+ * rows_deleted (the rows position deletes removed from them, which the
+ * caller left out), as one snapshot with operation
  * "replace" (Iceberg's RewriteFiles): manifests naming a removed file are
  * written again with it DELETED and the rest EXISTING (snapshot ids and
  * sequence numbers kept). Position deletes name files by path, so the new
@@ -367,8 +369,10 @@ ls_status ls_ice_table_rewrite(ls_ice_table_t *t, const char *const *removed, si
  * removed[0..nremoved) and adds added[0..nadded) — any rows: the caller
  * copied what stays of the removed files into added ones — as one snapshot
  * with operation "overwrite" and the summary properties of summary (as for
- * an append); with nothing removed it is an append. Same manifests, carried
- * properties and conflicts as ls_ice_table_rewrite. */
+ * an append); with nothing removed it is an append, or an "overwrite"
+ * when added holds position delete files (merge-on-read, Iceberg's
+ * RowDelta: they go into a delete manifest of their own). Same manifests,
+ * carried properties and conflicts as ls_ice_table_rewrite. */
 ls_status ls_ice_table_overwrite(ls_ice_table_t *t, const char *const *removed, size_t nremoved,
                                  const ls_ice_datafile_t *added, size_t nadded,
                                  const char *const *summary_kv, int64_t now_ms,

@@ -53,19 +53,37 @@ typedef struct del_file {
     size_t ntargets;
 } del_file_t;
 
+/* A row of the index: which delete file holds it too. */
+typedef struct idx_row {
+    const char *path;
+    int64_t pos;
+    size_t file;
+} idx_row_t;
+
 struct ls_posdel {
     del_file_t *files;
     size_t nfiles;
-    ls_posdel_row_t *rows; /* every file's rows, sorted by path then pos */
+    idx_row_t *rows; /* every file's rows, sorted by path then pos */
     size_t nrows, cap;
 };
+
+static int path_pos_cmp(const char *p1, int64_t x1, const char *p2, int64_t x2)
+{
+    int d = p1 == p2 ? 0 : strcmp(p1, p2);
+    if (d) return d;
+    return x1 < x2 ? -1 : x1 > x2;
+}
 
 static int row_cmp(const void *a, const void *b)
 {
     const ls_posdel_row_t *x = a, *y = b;
-    int d = x->path == y->path ? 0 : strcmp(x->path, y->path);
-    if (d) return d;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
+    return path_pos_cmp(x->path, x->pos, y->path, y->pos);
+}
+
+static int idx_row_cmp(const void *a, const void *b)
+{
+    const idx_row_t *x = a, *y = b;
+    return path_pos_cmp(x->path, x->pos, y->path, y->pos);
 }
 
 /* The target of f equal to p[0..n), added when new. */
@@ -80,10 +98,12 @@ static const char *target_of(del_file_t *f, const uint8_t *p, size_t n)
     return f->targets[f->ntargets++] = s;
 }
 
-/* The rows of the delete file in data[0..len) into d, naming f's targets. */
-static ls_status read_rows(ls_posdel_t *d, del_file_t *f, const uint8_t *data, size_t len,
-                           char *err, size_t errlen)
+/* The rows of the delete file in data[0..len) into d, naming f's targets
+ * (f is d->files[fi]). */
+static ls_status read_rows(ls_posdel_t *d, size_t fi, const uint8_t *data, size_t len, char *err,
+                           size_t errlen)
 {
+    del_file_t *f = &d->files[fi];
     ls_status st;
     char why[256] = "";
     ls_pqr_t *r = ls_pqr_open(data, len, &st, why, sizeof why);
@@ -121,8 +141,8 @@ static ls_status read_rows(ls_posdel_t *d, del_file_t *f, const uint8_t *data, s
                 d->cap = d->cap ? d->cap * 2 : 256;
                 d->rows = ls_realloc(d->rows, d->cap * sizeof *d->rows);
             }
-            d->rows[d->nrows++] = (ls_posdel_row_t){
-                target_of(f, fp.v[i].bytes, fp.v[i].len), fq.v[i].v.i64};
+            d->rows[d->nrows++] =
+                (idx_row_t){target_of(f, fp.v[i].bytes, fp.v[i].len), fq.v[i].v.i64, fi};
         }
         ls_pqr_flat_free(&fp);
         ls_pqr_flat_free(&fq);
@@ -149,14 +169,14 @@ ls_status ls_posdel_load(ls_ice_table_t *t, const ls_ice_mentry_t *live, size_t 
             break;
         }
         *bytes_read += raw.len;
-        st = read_rows(d, f, raw.data, raw.len, err, errlen);
+        st = read_rows(d, d->nfiles - 1, raw.data, raw.len, err, errlen);
     }
     ls_buf_free(&raw);
     if (st != LS_OK) {
         ls_posdel_free(d);
         return st;
     }
-    if (d->nrows) qsort(d->rows, d->nrows, sizeof *d->rows, row_cmp);
+    if (d->nrows) qsort(d->rows, d->nrows, sizeof *d->rows, idx_row_cmp);
     *out = d;
     return LS_OK;
 }
@@ -219,16 +239,45 @@ int64_t ls_posdel_count(const ls_posdel_t *d, const char *path)
     return n;
 }
 
+/* The index of the delete file at path, or -1. */
+static ssize_t file_index(const ls_posdel_t *d, const char *path)
+{
+    for (size_t i = 0; d && i < d->nfiles; i++)
+        if (!strcmp(d->files[i].path, path)) return (ssize_t)i;
+    return -1;
+}
+
+size_t ls_posdel_rows_of(const ls_posdel_t *d, const char *const *del_paths, size_t n,
+                         bool (*keep)(void *arg, const char *data_path), void *arg,
+                         ls_posdel_row_t **out)
+{
+    bool *chosen = LS_NEWN(bool, d && d->nfiles ? d->nfiles : 1);
+    for (size_t i = 0; i < n; i++) {
+        ssize_t k = file_index(d, del_paths[i]);
+        if (k >= 0) chosen[k] = true;
+    }
+    size_t m = 0;
+    *out = NULL;
+    for (size_t i = 0; d && i < d->nrows; i++) {
+        const idx_row_t *r = &d->rows[i];
+        if (!chosen[r->file] || !keep(arg, r->path)) continue;
+        if (m && !path_pos_cmp((*out)[m - 1].path, (*out)[m - 1].pos, r->path, r->pos))
+            continue; /* named by two of them: once */
+        if ((m & (m - 1)) == 0) *out = ls_realloc(*out, (m ? 2 * m : 1) * sizeof **out);
+        (*out)[m++] = (ls_posdel_row_t){r->path, r->pos};
+    }
+    ls_free(chosen);
+    return m;
+}
+
 bool ls_posdel_covered(const ls_posdel_t *d, const char *del_path,
                        bool (*gone)(void *arg, const char *data_path), void *arg)
 {
-    for (size_t i = 0; d && i < d->nfiles; i++) {
-        if (strcmp(d->files[i].path, del_path)) continue;
-        for (size_t k = 0; k < d->files[i].ntargets; k++)
-            if (!gone(arg, d->files[i].targets[k])) return false;
-        return true;
-    }
-    return false;
+    ssize_t i = file_index(d, del_path);
+    if (i < 0) return false;
+    for (size_t k = 0; k < d->files[i].ntargets; k++)
+        if (!gone(arg, d->files[i].targets[k])) return false;
+    return true;
 }
 
 ls_status ls_posdel_write(ls_ice_table_t *t, ls_posdel_row_t *rows, size_t n,

@@ -54,6 +54,14 @@ typedef struct ls_posdel_row {
     int64_t pos;
 } ls_posdel_row_t;
 
+/* The rows of the delete files at del_paths[0..n) naming data files keep()
+ * accepts, each (path, pos) once, sorted: *out (ls_free it; its paths are
+ * the index's, valid until ls_posdel_free), their count returned. What a
+ * merge of those delete files into one writes. */
+size_t ls_posdel_rows_of(const ls_posdel_t *d, const char *const *del_paths, size_t n,
+                         bool (*keep)(void *arg, const char *data_path), void *arg,
+                         ls_posdel_row_t **out);
+
 /* Writes rows[0..n) (n >= 1; sorted here by path, then pos, as the spec
  * asks) as one delete file of partition part (values in spec order) with
  * pq's codec, uploads it (create-only) and fills *df (content position

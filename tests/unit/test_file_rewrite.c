@@ -653,6 +653,141 @@ TEST(merge_on_read_compacts_deletes_by_ratio)
     ls_objstore_close(os);
 }
 
+/* A thousand merge-on-read commits in a row, as an upsert table makes them:
+ * each updates or deletes a few of 60 keys (position deletes for their old
+ * rows, new rows appended in the same overwrite snapshot), with the
+ * maintenance rewrite every fourth commit and snapshots expiring. Readers
+ * always see exactly the latest row of each live key; live delete files,
+ * data files and the files in storage stay bounded. */
+typedef struct key_set {
+    bool in[60];
+} key_set_t;
+
+static bool drop_in_set(void *arg, const uint8_t *key, size_t len)
+{
+    const key_set_t *ks = arg;
+    char s[32];
+    int k = -1;
+    if (len >= sizeof s) return false;
+    memcpy(s, key, len);
+    s[len] = 0;
+    return sscanf(s, "key-%d", &k) == 1 && k >= 0 && k < 60 && ks->in[k];
+}
+
+TEST(merge_on_read_thousand_commits)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
+    ls_ice_table_t *t = NULL;
+    char err[512] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/mor3", "mem://wh/ns/mor3",
+                                     ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec,
+                                     NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    ls_ice_table_set_snapshot_retention(t, 1, 5);
+    ls_ice_table_set_file_grace(t, 0);
+    size_t nf;
+    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
+    ls_pq_opts_t pq;
+    ls_pq_opts_init(&pq);
+    ls_file_rewrite_opts_t o = {.fields = f,
+                                .nfields = nf,
+                                .pq = &pq,
+                                .target_bytes = 1 << 20,
+                                .min_files = 4,
+                                .merge_on_read = true};
+    const int commits = 1000, per = 5;
+    int64_t latest[60], next_off = 0;
+    for (int k = 0; k < 60; k++)
+        latest[k] = -1;
+    uint32_t rnd = 35;
+    ls_file_rewrite_stats_t rs = {0};
+    size_t max_del = 0, max_data = 0, max_objects = 0;
+    uint64_t deletes_written = 0;
+    for (int c = 0; c < commits; c++) {
+        key_set_t ks = {{0}};
+        ls_data_files_t *df = ls_data_files_new(t, f, nf, &pq, 1 << 20, err, sizeof err);
+        CHECK(df != NULL);
+        for (int j = 0; j < per; j++) {
+            rnd = rnd * 1103515245u + 12345u;
+            int k = (int)((rnd >> 8) % 60);
+            rnd = rnd * 1103515245u + 12345u;
+            bool tomb = (rnd >> 8) % 5 == 0;
+            if (ks.in[k]) continue; /* one record per key per commit (the batch keeps the latest) */
+            ks.in[k] = true;
+            latest[k] = tomb ? -1 : next_off;
+            if (!tomb) {
+                char key[16], v[32];
+                ls_raw_record_t r = {.partition = k % 3,
+                                     .offset = next_off,
+                                     .timestamp_ms = 1700000000000LL + next_off,
+                                     .key = (const uint8_t *)key,
+                                     .key_len = snprintf(key, sizeof key, "key-%d", k),
+                                     .value = (const uint8_t *)v,
+                                     .value_len = snprintf(v, sizeof v, "v%lld",
+                                                           (long long)next_off)};
+                CHECK_EQ_INT(ls_data_files_add_raw(df, &r), LS_OK);
+            }
+            next_off++;
+        }
+        ls_file_cow_t cow;
+        CHECK_EQ_INT(ls_file_drop_rows(t, &o, "key", drop_in_set, &ks, &cow, err, sizeof err),
+                     LS_OK);
+        deletes_written += (uint64_t)cow.rows_dropped;
+        const ls_ice_datafile_t *rows;
+        size_t nrows = 0;
+        CHECK_EQ_INT(ls_data_files_finish(df, &rows, &nrows), LS_OK);
+        ls_ice_datafile_t *added = LS_NEWN(ls_ice_datafile_t, cow.nadded + nrows + 1);
+        if (cow.nadded) memcpy(added, cow.added, cow.nadded * sizeof *added);
+        if (nrows) memcpy(added + cow.nadded, rows, nrows * sizeof *added);
+        CHECK_EQ_INT(ls_ice_table_overwrite(t, NULL, 0, added, cow.nadded + nrows, NULL,
+                                            ls_clock_wall_ms() + c, NULL),
+                     LS_OK);
+        ls_free(added);
+        ls_file_cow_clear(&cow);
+        ls_data_files_free(df);
+        if (c % 4 == 3)
+            CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms() + c, &rs, err, sizeof err),
+                         LS_OK);
+        if (c % 50 == 49 || c == commits - 1) {
+            uint8_t *seen = ls_calloc((size_t)next_off, 1);
+            size_t ndel;
+            int64_t live_rows = 0;
+            for (int k = 0; k < 60; k++)
+                live_rows += latest[k] >= 0;
+            CHECK_EQ_INT(visible_offsets(t, seen, next_off, &ndel), live_rows);
+            for (int k = 0; k < 60; k++)
+                if (latest[k] >= 0) CHECK_EQ_INT(seen[latest[k]], 1);
+            ls_free(seen);
+            if (ndel > max_del) max_del = ndel;
+            ls_ice_mentry_t *live;
+            size_t n;
+            CHECK_EQ_INT(ls_ice_table_live_entries(t, &live, &n), LS_OK);
+            if (n - ndel > max_data) max_data = n - ndel;
+            ls_ice_mentries_free(live, n);
+            ls_objinfo_t *objs;
+            size_t nobj;
+            CHECK_EQ_INT(ls_objstore_list(os, "wh/ns/mor3/data/", &objs, &nobj), LS_OK);
+            if (nobj > max_objects) max_objects = nobj;
+            ls_objinfo_free(objs, nobj);
+        }
+    }
+    printf("# %d commits: %llu rows deleted by position, %llu rewrite commits took %llu "
+           "delete files (merged into %llu); live delete files max %zu, data files max %zu, "
+           "files under data/ max %zu\n",
+           commits, (unsigned long long)deletes_written, (unsigned long long)rs.commits,
+           (unsigned long long)rs.delete_files_removed,
+           (unsigned long long)rs.delete_files_added, max_del, max_data, max_objects);
+    CHECK(rs.delete_files_removed > 200);
+    CHECK(rs.delete_files_added > 0);
+    CHECK(max_del <= 3 * 2 * (size_t)o.min_files);
+    CHECK(max_data < 100);
+    CHECK(max_objects < 3 * (max_del + max_data));
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 /* Rows [from, to) keyed "key <i>" with 8 KiB values that do not compress,
  * appended as one file (so files are large enough for ranged key scans). */
 static ls_status append_big_rows(ls_ice_table_t *t, int64_t from, int64_t to, uint64_t *bytes)
@@ -751,6 +886,7 @@ int main(void)
     RUN(copy_on_write_drops_rows);
     RUN(merge_on_read_writes_position_deletes);
     RUN(merge_on_read_compacts_deletes_by_ratio);
+    RUN(merge_on_read_thousand_commits);
     RUN(copy_on_write_reads_key_columns_only);
     RUN(plan_takes_runs_per_partition);
     RUN(plan_keeps_big_files_out);
