@@ -430,7 +430,8 @@ static void rewrite_files(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     if (++*waited < min) return;
     ls_file_rewrite_stats_t *rs = &c->stats.rewrite;
     uint64_t removed = rs->files_removed, added = rs->files_added, in = rs->bytes_read,
-             out = rs->bytes_written;
+             out = rs->bytes_written, dels = rs->delete_files_removed,
+             merged = rs->delete_files_added;
     char err[512] = "";
     ls_status st = ls_mat_rewrite(c->batch, rs, err, sizeof err);
     *waited = rs->more ? min - 1 : 0;
@@ -440,13 +441,19 @@ static void rewrite_files(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
                    "are tried again after %lld commits",
                    ts->stream->ns, ts->target.name, ls_status_str(st), err, (long long)min);
         rs->failures++;
-    } else if (rs->files_removed > removed) {
+    } else if (rs->files_removed > removed || rs->delete_files_removed > dels) {
+        char deletes[96] = "";
+        if (rs->delete_files_removed > dels) /* merge-on-read tables */
+            snprintf(deletes, sizeof deletes,
+                     "; %llu position delete files applied or merged (into %llu)",
+                     (unsigned long long)(rs->delete_files_removed - dels),
+                     (unsigned long long)(rs->delete_files_added - merged));
         LS_INFO("table",
-                "table %s.%s: rewrote %llu small data files (%llu bytes) into %llu (%llu bytes)%s",
+                "table %s.%s: rewrote %llu small data files (%llu bytes) into %llu (%llu bytes)%s%s",
                 ts->stream->ns, ts->target.name, (unsigned long long)(rs->files_removed - removed),
                 (unsigned long long)(rs->bytes_read - in),
                 (unsigned long long)(rs->files_added - added),
-                (unsigned long long)(rs->bytes_written - out),
+                (unsigned long long)(rs->bytes_written - out), deletes,
                 rs->more ? "; more next commit" : "");
     }
 }

@@ -124,6 +124,25 @@ def test_primary_key_table_equals_the_model(broker_factory):
     assert total == len(model)
 
 
+def test_merge_on_read_primary_key_table_equals_the_model(broker_factory):
+    """upsert.strategy=merge-on-read on a typed key with a primary key (issue
+    35): the position deletes name rows by the key fields' identity across
+    two key-schema versions, and the table equals the model every round,
+    with the maintenance folding and merging deletes meanwhile."""
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic, tdir = pk_topic(b, "pkmor", **{"lakestream.table.upsert.strategy": "merge-on-read",
+                                          "lakestream.table.rewrite.min.files": "4"})
+
+    def check(t, model, rnd_no):
+        assert table_state(t) == model, "round %d: the table differs from the model" % rnd_no
+    t, model = run_model(b, topic, tdir, rounds=6, per_round=120, seed=35, check=check)
+    sums = [s.summary for s in t.metadata.snapshots]
+    assert any(int(s.get("added-position-deletes") or 0) > 0 for s in sums)
+    assert all(int(s.get("deleted-data-files") or 0) == 0
+               for s in sums if s.operation.value == "overwrite")
+
+
 def test_primary_key_refusals(broker_factory):
     """primary.key needs a typed key and an upsert table (refused naming the
     keys); a field the key schema does not have holds the table back with

@@ -11,6 +11,8 @@ One broker (file store, SQLite) with a 1 s hot window; for --seconds:
     so the retention checks run against it and must not expire anything; key
     compaction removes superseded records, and the latest of each key stays)
     with an upsert table (write.mode=upsert: one row per key, copy-on-write),
+    and a second one whose upsert table is merge-on-read (position delete
+    files, folded and merged by the maintenance every 4 commits),
 each fed by an idempotent acks=all producer at --rate records/s over all of
 them; plus a topic written only in transactions (--txn-rate transactions/s of
 1-8 records over its partitions, every fourth aborted after its records reached
@@ -43,7 +45,7 @@ At the end it checks, and reports in JSON (--json):
                       offset)
   table = log         each table holds exactly its log's records (offset, value;
                       a typed table's value rebuilt from its columns, every
-                      one compared); the upsert
+                      one compared); each upsert
                       table holds exactly the latest record of each key
   group               the group consumed every record; its committed offsets
                       never went backwards; the KIP-848 group consumed every
@@ -708,7 +710,15 @@ def main(argv=None):
                                          "lakestream.table.enabled": "true",
                                          "lakestream.table.commit.interval.ms": str(COMMIT_MS),
                                          "lakestream.table.write.mode": "upsert"})
-        topics = tables + plains + [compacted]
+        compacted_mor = create_topic(b.bootstrap, "soak-compacted-mor", partitions=PARTS,
+                                     config={"cleanup.policy": "compact", "retention.ms": "1000",
+                                             "lakestream.table.enabled": "true",
+                                             "lakestream.table.commit.interval.ms": str(COMMIT_MS),
+                                             "lakestream.table.write.mode": "upsert",
+                                             "lakestream.table.upsert.strategy": "merge-on-read",
+                                             "lakestream.table.rewrite.min.files": "4"})
+        upserts = {compacted: "", compacted_mor: "_mor"}  # check-name suffixes
+        topics = tables + plains + [compacted, compacted_mor]
         txn_topic = create_topic(b.bootstrap, "soak-txn", partitions=PARTS,
                                  config={"retention.ms": "60000",
                                          "lakestream.table.enabled": "true",
@@ -885,17 +895,18 @@ def main(argv=None):
             log = {(part, m.offset()): m.value() for part, msgs in got.items() for m in msgs}
             values = [m.value() for msgs in got.values() for m in msgs]
             dup += len(values) - len(set(values))
-            if t == compacted:
+            if t in upserts:
+                sfx = upserts[t]
                 latest = _latest_per_key(acked[t])
                 lost += sum(1 for k, v in latest.items() if log.get(k) != v)
-                checks["compacted_unexpected"] = sum(1 for k, v in log.items()
-                                                     if acked[t].get(k) != v)
-                checks["compacted_kept"] = len(log)
-                checks["compacted_acked"] = len(acked[t])
+                checks["compacted_unexpected" + sfx] = sum(1 for k, v in log.items()
+                                                           if acked[t].get(k) != v)
+                checks["compacted_kept" + sfx] = len(log)
+                checks["compacted_acked" + sfx] = len(acked[t])
                 # its upsert table: exactly the latest record of each key
                 rows = table_rows(b.data_dir, t)
-                checks["upsert_table_rows"] = len(rows)
-                checks["upsert_table_equals_latest"] = rows == sorted(
+                checks["upsert_table_rows" + sfx] = len(rows)
+                checks["upsert_table_equals_latest" + sfx] = rows == sorted(
                     (part, off, v) for (part, off), v in latest.items())
                 continue
             lost += sum(1 for k, v in acked[t].items() if log.get(k) != v)
@@ -961,7 +972,7 @@ def main(argv=None):
             # a consumer behind key compaction never sees superseded records
             checks["group_missing"] = sum(
                 1 for t in topics
-                for v in (_latest_per_key(acked[t]) if t == compacted else acked[t]).values()
+                for v in (_latest_per_key(acked[t]) if t in upserts else acked[t]).values()
                 if v not in consumed[t])
         checks["group_commits_backwards"] = len(commits_backwards)
         with lock:
@@ -1080,7 +1091,8 @@ def main(argv=None):
         # bytes under each table's location within a small factor of its live
         # bytes: expired snapshots' files and replaced data files go once their
         # delay is over (runs long enough for deletions to start)
-        loc = {t: location_bytes(b.data_dir, t) for t in tables}
+        # (and the merge-on-read upsert table: its folded delete files go too)
+        loc = {t: location_bytes(b.data_dir, t) for t in tables + [compacted_mor]}
         checks["table_location_bytes"] = loc
         checks["table_location_vs_live"] = {
             t: {k: round(v[0] / max(v[1], 1), 2) for k, v in d.items()} for t, d in loc.items()}
@@ -1094,9 +1106,11 @@ def main(argv=None):
         checks["table_location_bounded"] = location_ok
         ok = (not failed and lost == 0 and dup == 0 and checks["group_missing"] == 0
               and checks.get("compacted_unexpected", 0) == 0
+              and checks.get("compacted_unexpected_mor", 0) == 0
               and not commits_backwards
               and all(v for k, v in checks.items() if k.startswith("table_equals_log_"))
               and checks.get("upsert_table_equals_latest", False)
+              and checks.get("upsert_table_equals_latest_mor", False)
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
               and reader_ok and txn_ok and java_ok and kc_ok and holder_ok and location_ok

@@ -697,7 +697,13 @@ TEST(merge_on_read_thousand_commits)
                                 .target_bytes = 1 << 20,
                                 .min_files = 4,
                                 .merge_on_read = true};
+    /* a thousand in the plain build; the sanitizer builds (10x slower, run
+     * under the same 300 s limit) check a quarter of them */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    const int commits = 250, per = 5;
+#else
     const int commits = 1000, per = 5;
+#endif
     int64_t latest[60], next_off = 0;
     for (int k = 0; k < 60; k++)
         latest[k] = -1;
@@ -779,7 +785,7 @@ TEST(merge_on_read_thousand_commits)
            commits, (unsigned long long)deletes_written, (unsigned long long)rs.commits,
            (unsigned long long)rs.delete_files_removed,
            (unsigned long long)rs.delete_files_added, max_del, max_data, max_objects);
-    CHECK(rs.delete_files_removed > 200);
+    CHECK(rs.delete_files_removed > (uint64_t)commits / 5);
     CHECK(rs.delete_files_added > 0);
     CHECK(max_del <= 3 * 2 * (size_t)o.min_files);
     CHECK(max_data < 100);
