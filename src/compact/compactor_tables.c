@@ -448,13 +448,14 @@ static void rewrite_files(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
                      "; %llu position delete files applied or merged (into %llu)",
                      (unsigned long long)(rs->delete_files_removed - dels),
                      (unsigned long long)(rs->delete_files_added - merged));
-        LS_INFO("table",
-                "table %s.%s: rewrote %llu small data files (%llu bytes) into %llu (%llu bytes)%s%s",
-                ts->stream->ns, ts->target.name, (unsigned long long)(rs->files_removed - removed),
-                (unsigned long long)(rs->bytes_read - in),
-                (unsigned long long)(rs->files_added - added),
-                (unsigned long long)(rs->bytes_written - out), deletes,
-                rs->more ? "; more next commit" : "");
+        LS_INFO(
+            "table",
+            "table %s.%s: rewrote %llu small data files (%llu bytes) into %llu (%llu bytes)%s%s",
+            ts->stream->ns, ts->target.name, (unsigned long long)(rs->files_removed - removed),
+            (unsigned long long)(rs->bytes_read - in),
+            (unsigned long long)(rs->files_added - added),
+            (unsigned long long)(rs->bytes_written - out), deletes,
+            rs->more ? "; more next commit" : "");
     }
 }
 

@@ -173,10 +173,9 @@ size_t ls_file_rewrite_plan(const ls_ice_mentry_t *live, size_t n, int nspec_fie
  * pd deletes), in partition part, uploaded into *df (no file when no row
  * stays); *deleted adds the rows left out for pd alone. */
 static ls_status copy_files(ls_ice_table_t *t, const char *const *paths, size_t n,
-                            uint8_t *const *drops, const ls_posdel_t *pd,
-                            const ls_ice_pval_t *part, const ls_file_rewrite_opts_t *o,
-                            ls_ice_datafile_t *df, ls_buf_t *const *raws, int64_t *deleted,
-                            char *err, size_t errlen)
+                            uint8_t *const *drops, const ls_posdel_t *pd, const ls_ice_pval_t *part,
+                            const ls_file_rewrite_opts_t *o, ls_ice_datafile_t *df,
+                            ls_buf_t *const *raws, int64_t *deleted, char *err, size_t errlen)
 {
     ls_buf_t out;
     ls_buf_init(&out);
@@ -277,8 +276,8 @@ static ls_status write_run(ls_ice_table_t *t, const ls_ice_mentry_t *live, const
  * when some wait). */
 #define DELETE_RATIO_PCT 30 /* Iceberg's delete-ratio-threshold */
 static size_t plan_delete_runs(const ls_ice_mentry_t *live, size_t ndata, const ls_posdel_t *pd,
-                               const ls_file_rewrite_opts_t *o, ls_file_run_t **runs,
-                               size_t nruns, bool *more)
+                               const ls_file_rewrite_opts_t *o, ls_file_run_t **runs, size_t nruns,
+                               bool *more)
 {
     bool *taken = LS_NEWN(bool, ndata ? ndata : 1);
     uint64_t budget = 0;
@@ -365,8 +364,8 @@ static ls_status merge_deletes(ls_ice_table_t *t, const ls_ice_mentry_t *live, s
         ls_posdel_row_t *rows;
         size_t nrows = ls_posdel_rows_of(pd, group, ng, not_kept_inv, kept, &rows);
         if (nrows)
-            st = ls_posdel_write(t, rows, nrows, live[i].df.partition, o->pq, &added[*nadded],
-                                 err, errlen);
+            st = ls_posdel_write(t, rows, nrows, live[i].df.partition, o->pq, &added[*nadded], err,
+                                 errlen);
         ls_free(rows);
         if (st != LS_OK) break;
         if (nrows) (*nadded)++;

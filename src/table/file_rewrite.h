@@ -41,8 +41,8 @@ size_t ls_file_rewrite_plan(const ls_ice_mentry_t *live, size_t n, int nspec_fie
 void ls_file_runs_free(ls_file_run_t *runs, size_t n);
 
 typedef struct ls_file_rewrite_stats {
-    uint64_t commits;       /* replace snapshots */
-    uint64_t files_removed; /* data files replaced */
+    uint64_t commits;              /* replace snapshots */
+    uint64_t files_removed;        /* data files replaced */
     uint64_t delete_files_removed; /* position delete files applied, merged or dropped */
     uint64_t delete_files_added;   /* merged delete files written */
     uint64_t rows_deleted;         /* rows those deletes took, left out of the copies */

@@ -479,8 +479,8 @@ static int dec_entry(const ls_av_t *r, const ls_ice_spec_t *s, ls_ice_mentry_t *
     const char *fmt = d ? ls_ice_av_str(d, "file_format") : NULL;
     int64_t content = d ? ls_ice_av_long(d, "content", NULL, 0) : -1;
     if (!d || !path || !fmt || strcmp(fmt, "PARQUET") ||
-        (content != LS_ICE_CONTENT_DATA && content != LS_ICE_CONTENT_POSITION_DELETES) ||
-        !part || part->kind != LS_AV_RECORD || part->nitems != (size_t)s->nfields ||
+        (content != LS_ICE_CONTENT_DATA && content != LS_ICE_CONTENT_POSITION_DELETES) || !part ||
+        part->kind != LS_AV_RECORD || part->nitems != (size_t)s->nfields ||
         !absent(d, "key_metadata") || !absent(d, "split_offsets") || !absent(d, "sort_order_id") ||
         !absent(d, "equality_ids"))
         return -1;

@@ -47,11 +47,10 @@
  * table property lakestream.pending-deletes records them meanwhile.
  *
  * Supported: format v2 with data files and position delete files
- * (table/position_deletes.h; equality deletes are refused), schemas given as Iceberg JSON (evolved by
- * ls_ice_table_set_schema in the next commit), one partition spec whose
- * sources are top-level or struct-nested columns of type boolean, int,
- * long, float, double, date, time, timestamp(tz), string, binary, fixed,
- * uuid or decimal, with the transforms the spec's "Partition Transforms"
+ * (table/position_deletes.h; equality deletes are refused), schemas given as Iceberg JSON (evolved
+ * by ls_ice_table_set_schema in the next commit), one partition spec whose sources are top-level or
+ * struct-nested columns of type boolean, int, long, float, double, date, time, timestamp(tz),
+ * string, binary, fixed, uuid or decimal, with the transforms the spec's "Partition Transforms"
  * table allows for each: identity, bucket[N] (not boolean, float, double),
  * truncate[W] (int, long, decimal, string, binary), year/month/day (date,
  * timestamp), hour (timestamp), void; null source

@@ -55,11 +55,11 @@ struct ls_ice_table {
 typedef struct removal {
     const char *const *paths;
     size_t n;
-    bool *found;         /* per path: live in the parent snapshot */
-    int64_t rows, bytes;       /* of the data files found */
+    bool *found;                            /* per path: live in the parent snapshot */
+    int64_t rows, bytes;                    /* of the data files found */
     int64_t del_files, del_rows, del_bytes; /* of the position delete files found */
-    int64_t rows_deleted;        /* rows of the data files deletes took (rewrite) */
-    bool overwrite;      /* rows may go (copy-on-write): no row check, operation "overwrite" */
+    int64_t rows_deleted;                   /* rows of the data files deletes took (rewrite) */
+    bool overwrite; /* rows may go (copy-on-write): no row check, operation "overwrite" */
 } removal_t;
 typedef struct mlist_build {
     ls_avro_ocf_t *w;

@@ -298,7 +298,8 @@ ls_status ls_posdel_write(ls_ice_table_t *t, ls_posdel_row_t *rows, size_t n,
         st = ls_pq_end_row(w);
     }
     if (st == LS_OK) st = ls_pq_writer_finish(w);
-    if (st != LS_OK && w) snprintf(err, errlen, "writing a position delete file: %s", ls_pq_error(w));
+    if (st != LS_OK && w)
+        snprintf(err, errlen, "writing a position delete file: %s", ls_pq_error(w));
     if (st == LS_OK) {
         ls_ice_datafile_metrics(df, w);
         /* no file_path bounds (design note above) */

@@ -522,9 +522,9 @@ TEST(merge_on_read_writes_position_deletes)
     }
     CHECK_EQ_INT(named, 25);
     const char *kv[] = {"lakestream.log.0000000000000001.last-offset", "300", NULL};
-    CHECK_EQ_INT(ls_ice_table_overwrite(t, NULL, 0, cow.added, cow.nadded, kv,
-                                        ls_clock_wall_ms(), NULL),
-                 LS_OK);
+    CHECK_EQ_INT(
+        ls_ice_table_overwrite(t, NULL, 0, cow.added, cow.nadded, kv, ls_clock_wall_ms(), NULL),
+        LS_OK);
     ls_file_cow_clear(&cow);
     CHECK(!strcmp(ls_ice_table_summary(t, "operation"), "overwrite"));
     CHECK(!strcmp(ls_ice_table_summary(t, "total-records"), "121"));
@@ -611,8 +611,7 @@ TEST(merge_on_read_compacts_deletes_by_ratio)
         ls_file_rewrite_stats_t rs = {0};
         CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err), LS_OK);
         CHECK_EQ_INT(rs.commits, 0); /* below 30 % */
-        CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_one, &k, &cow, err, sizeof err),
-                     LS_OK);
+        CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_one, &k, &cow, err, sizeof err), LS_OK);
         CHECK_EQ_INT(cow.nadded, 1);
         CHECK_EQ_INT(ls_ice_table_overwrite(t, NULL, 0, cow.added, cow.nadded, NULL,
                                             ls_clock_wall_ms(), NULL),
@@ -731,8 +730,8 @@ TEST(merge_on_read_thousand_commits)
                                      .key = (const uint8_t *)key,
                                      .key_len = snprintf(key, sizeof key, "key-%d", k),
                                      .value = (const uint8_t *)v,
-                                     .value_len = snprintf(v, sizeof v, "v%lld",
-                                                           (long long)next_off)};
+                                     .value_len =
+                                         snprintf(v, sizeof v, "v%lld", (long long)next_off)};
                 CHECK_EQ_INT(ls_data_files_add_raw(df, &r), LS_OK);
             }
             next_off++;
@@ -783,8 +782,8 @@ TEST(merge_on_read_thousand_commits)
            "delete files (merged into %llu); live delete files max %zu, data files max %zu, "
            "files under data/ max %zu\n",
            commits, (unsigned long long)deletes_written, (unsigned long long)rs.commits,
-           (unsigned long long)rs.delete_files_removed,
-           (unsigned long long)rs.delete_files_added, max_del, max_data, max_objects);
+           (unsigned long long)rs.delete_files_removed, (unsigned long long)rs.delete_files_added,
+           max_del, max_data, max_objects);
     CHECK(rs.delete_files_removed > (uint64_t)commits / 5);
     CHECK(rs.delete_files_added > 0);
     CHECK(max_del <= 3 * 2 * (size_t)o.min_files);
