@@ -17,7 +17,8 @@
 #                                 .cache/java/apps (Kafka Connect + Kafka Streams),
 #                                 .cache/java/tools (Kafka 4.4.0's command-line tools and server),
 #                                 .cache/java/iceberg (Apache Iceberg Java + Hadoop client)
-#                                 .cache/java/restcatalog (Iceberg REST catalog test server)
+#                                 .cache/java/restcatalog (Iceberg REST catalog test server),
+#                                 .cache/java/spark (Iceberg's Spark runtime)
 #
 # Every network access of the test suites happens here, never at test time.
 # Each step is skipped when its stamp file holds the hash of its lockfile (and
@@ -183,6 +184,13 @@ install_java_iceberg() {
         hadoop-client-api hadoop-client-runtime
 }
 
+# Apache Iceberg's Spark runtime for tests/integration/test_spark_tables.py
+# (Spark itself is pyspark's, in .venv).
+install_java_spark() {
+    maven_jars java-spark tests/integration/java/spark/pom.xml spark \
+        "Apache Iceberg's Spark runtime" iceberg-spark-runtime-4.0_2.13
+}
+
 # Apache Iceberg's REST catalog test server (the iceberg-open-api test fixture,
 # a JdbcCatalog behind Iceberg's own REST handlers) for
 # tests/integration/test_external_catalog.py: the external catalog tables are
@@ -221,6 +229,7 @@ test)
     install_java_tools
     install_java_iceberg
     install_java_restcatalog
+    install_java_spark
     ;;
 *)
     die "usage: $0 build|run|client|test"
