@@ -1091,6 +1091,14 @@ def main(argv=None):
         # bytes under each table's location within a small factor of its live
         # bytes: expired snapshots' files and replaced data files go once their
         # delay is over (runs long enough for deletions to start)
+        # the merge-on-read upsert table's maintenance folded and merged its
+        # position delete files (log lines of compact/compactor_tables.c)
+        folded = [int(m.group(1)) for m in re.finditer(
+            r"table default\.%s: rewrote .*; (\d+) position delete files applied" % compacted_mor,
+            b.log_text())]
+        checks["mor_delete_files_folded"] = sum(folded)
+        checks["mor_maintenance_rewrites"] = len(folded)
+        mor_ok = sum(folded) > 0 or args.seconds < 60
         # (and the merge-on-read upsert table: its folded delete files go too)
         loc = {t: location_bytes(b.data_dir, t) for t in tables + [compacted_mor]}
         checks["table_location_bytes"] = loc
@@ -1110,7 +1118,7 @@ def main(argv=None):
               and not commits_backwards
               and all(v for k, v in checks.items() if k.startswith("table_equals_log_"))
               and checks.get("upsert_table_equals_latest", False)
-              and checks.get("upsert_table_equals_latest_mor", False)
+              and checks.get("upsert_table_equals_latest_mor", False) and mor_ok
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
               and reader_ok and txn_ok and java_ok and kc_ok and holder_ok and location_ok
