@@ -652,6 +652,59 @@ TEST(merge_on_read_compacts_deletes_by_ratio)
     ls_objstore_close(os);
 }
 
+/* A delete file that cannot be read stops the commit and the maintenance
+ * with its path in the reason, and the table stays as it was: its rows
+ * would come back otherwise. */
+TEST(merge_on_read_unreadable_delete_file_stops)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    ls_ice_table_t *t = NULL;
+    char err[512] = "";
+    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/mor4", "mem://wh/ns/mor4",
+                                     ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec,
+                                     NULL, NULL, &t, err, sizeof err),
+                 LS_OK);
+    uint64_t bytes = 0, smallest = 0;
+    CHECK_EQ_INT(append_rows(t, 0, 10, &bytes, &smallest), LS_OK);
+    size_t nf;
+    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
+    ls_pq_opts_t pq;
+    ls_pq_opts_init(&pq);
+    ls_file_rewrite_opts_t o = {.fields = f,
+                                .nfields = nf,
+                                .pq = &pq,
+                                .target_bytes = 1 << 20,
+                                .min_files = 4,
+                                .merge_on_read = true};
+    long long k = 4;
+    ls_file_cow_t cow;
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_one, &k, &cow, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(cow.nadded, 1);
+    CHECK_EQ_INT(
+        ls_ice_table_overwrite(t, NULL, 0, cow.added, cow.nadded, NULL, ls_clock_wall_ms(), NULL),
+        LS_OK);
+    char key[300];
+    snprintf(key, sizeof key, "%s", cow.added[0].path + strlen("mem://"));
+    ls_file_cow_clear(&cow);
+    int64_t snap = ls_ice_table_current_snapshot(t);
+    struct iovec junk = {.iov_base = "not parquet", .iov_len = 11};
+    CHECK_EQ_INT(ls_objstore_put(os, key, &junk, 1, 0), LS_OK);
+    k = 5;
+    CHECK(ls_file_drop_rows(t, &o, "value", drop_one, &k, &cow, err, sizeof err) != LS_OK);
+    CHECK(strstr(err, "position delete file") && strstr(err, key));
+    ls_file_rewrite_stats_t rs = {0};
+    CHECK(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err) != LS_OK);
+    CHECK(strstr(err, key));
+    CHECK_EQ_INT(ls_objstore_del(os, key), LS_OK);
+    CHECK(ls_file_drop_rows(t, &o, "value", drop_one, &k, &cow, err, sizeof err) != LS_OK);
+    CHECK(strstr(err, "reading") && strstr(err, key));
+    CHECK_EQ_INT(rs.commits, 0);
+    CHECK_EQ_INT(ls_ice_table_current_snapshot(t), snap);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 /* A thousand merge-on-read commits in a row, as an upsert table makes them:
  * each updates or deletes a few of 60 keys (position deletes for their old
  * rows, new rows appended in the same overwrite snapshot), with the
@@ -892,6 +945,7 @@ int main(void)
     RUN(merge_on_read_writes_position_deletes);
     RUN(merge_on_read_compacts_deletes_by_ratio);
     RUN(merge_on_read_thousand_commits);
+    RUN(merge_on_read_unreadable_delete_file_stops);
     RUN(copy_on_write_reads_key_columns_only);
     RUN(plan_takes_runs_per_partition);
     RUN(plan_keeps_big_files_out);
