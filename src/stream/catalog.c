@@ -36,7 +36,12 @@
  * Mutations and reload take write_mu for their whole duration, so within one
  * process they are serialized and a reload can never resurrect a stream a
  * concurrent drop removed; they write the store first, then take mu to swap
- * snapshots. Lock order: write_mu -> mu. Snapshot refcounts are atomic. */
+ * snapshots. Namespace reloads (a mutation's own, the watch's, the
+ * compactor's) take ns_mu for their whole duration: two that overlapped
+ * could otherwise install their reads out of order, the older last, and
+ * leave a namespace's just-written properties unseen until the next change
+ * (seen as a unit-test flake). Lock order: write_mu -> mu, ns_mu -> mu.
+ * Snapshot refcounts are atomic. */
 #include "stream/catalog.h"
 
 #include <inttypes.h>
@@ -78,6 +83,7 @@ typedef struct cat_map {
 struct ls_catalog {
     ls_meta_t *meta;
     pthread_mutex_t write_mu;
+    pthread_mutex_t ns_mu; /* one namespace reload at a time (design note above) */
     pthread_mutex_t mu;
     cat_map_t map;
     int64_t loaded_rev; /* store revision of the last reload (write_mu) */
@@ -704,6 +710,7 @@ ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
     ls_catalog_t *c = LS_NEW(ls_catalog_t);
     c->meta = meta;
     pthread_mutex_init(&c->write_mu, NULL);
+    pthread_mutex_init(&c->ns_mu, NULL);
     pthread_mutex_init(&c->mu, NULL);
     cat_map_init(&c->map);
     ls_status st = ls_catalog_reload(c);
@@ -743,6 +750,7 @@ void ls_catalog_close(ls_catalog_t *c)
     ls_free(c->nss);
     ls_namespace_release(c->broker_cfg);
     pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->ns_mu);
     pthread_mutex_destroy(&c->write_mu);
     ls_free(c);
 }
@@ -1213,7 +1221,7 @@ static int cat_ns_order(const void *a, const void *b)
     return strcmp((*(ls_namespace_t *const *)a)->name, (*(ls_namespace_t *const *)b)->name);
 }
 
-ls_status ls_catalog_reload_namespaces(ls_catalog_t *c)
+static ls_status reload_namespaces(ls_catalog_t *c)
 {
     ls_kvlist_t l;
     ls_status st = ls_meta_scan_prefix(c->meta, LS_KEY_NS, 0, &l);
@@ -1250,6 +1258,14 @@ ls_status ls_catalog_reload_namespaces(ls_catalog_t *c)
     ls_free(old);
     ls_namespace_release(old_bc);
     return LS_OK;
+}
+
+ls_status ls_catalog_reload_namespaces(ls_catalog_t *c)
+{
+    pthread_mutex_lock(&c->ns_mu);
+    ls_status st = reload_namespaces(c);
+    pthread_mutex_unlock(&c->ns_mu);
+    return st;
 }
 
 ls_namespace_t *ls_catalog_namespace(ls_catalog_t *c, const char *ns)
