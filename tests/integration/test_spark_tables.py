@@ -49,6 +49,7 @@ def spark_state(spark, tdir):
     return state
 
 
+@pytest.mark.timeout(300)  # a JVM start and a Spark read per round, on a loaded machine
 @pytest.mark.parametrize("strategy", ["merge-on-read", "copy-on-write"])
 def test_spark_reads_upsert_table(broker_factory, spark, strategy):
     iceberg_util.local_store_only()
