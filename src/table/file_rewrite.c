@@ -272,8 +272,9 @@ static ls_status write_run(ls_ice_table_t *t, const ls_ice_mentry_t *live, const
 
 /* Delete compaction: adds to runs[0..*nruns) a run of its own for each data
  * file of live[0..ndata) outside every run whose rows deletes took at
- * least DELETE_RATIO_PCT % of, within the planner's byte budget (*more
- * when some wait). */
+ * least DELETE_RATIO_PCT % of (any of them on a table no longer
+ * merge-on-read: it sheds its deletes for good), within the planner's byte
+ * budget (*more when some wait). */
 #define DELETE_RATIO_PCT 30 /* Iceberg's delete-ratio-threshold */
 static size_t plan_delete_runs(const ls_ice_mentry_t *live, size_t ndata, const ls_posdel_t *pd,
                                const ls_file_rewrite_opts_t *o, ls_file_run_t **runs, size_t nruns,
@@ -288,7 +289,9 @@ static size_t plan_delete_runs(const ls_ice_mentry_t *live, size_t ndata, const 
     }
     for (size_t i = 0; i < ndata && !*more; i++) {
         int64_t gone = taken[i] ? 0 : ls_posdel_count(pd, live[i].df.path);
-        if (gone <= 0 || gone * 100 < live[i].df.record_count * DELETE_RATIO_PCT) continue;
+        if (gone <= 0 ||
+            (o->merge_on_read && gone * 100 < live[i].df.record_count * DELETE_RATIO_PCT))
+            continue;
         uint64_t bytes = (uint64_t)live[i].df.file_size;
         if (nruns && budget + bytes > (uint64_t)o->target_bytes) {
             *more = true;

@@ -632,6 +632,27 @@ TEST(merge_on_read_compacts_deletes_by_ratio)
     CHECK_EQ_INT(ndel, 0);
     for (int k = 0; k < 10; k++)
         CHECK_EQ_INT(seen[k], k >= 3);
+    /* switched back to copy-on-write, the next maintenance sheds every
+     * delete left, whatever its share of a file's rows */
+    ls_file_cow_t cow;
+    long long k10 = 5;
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_one, &k10, &cow, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(
+        ls_ice_table_overwrite(t, NULL, 0, cow.added, cow.nadded, NULL, ls_clock_wall_ms(), NULL),
+        LS_OK);
+    ls_file_cow_clear(&cow);
+    memset(&rs, 0, sizeof rs);
+    CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(rs.commits, 0); /* 1 of 7 rows: below the ratio */
+    o.merge_on_read = false;
+    CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(rs.commits, 1);
+    CHECK_EQ_INT(rs.delete_files_removed, 1);
+    memset(seen, 0, sizeof seen);
+    CHECK_EQ_INT(visible_offsets(t, seen, 10, &ndel), 6);
+    CHECK_EQ_INT(ndel, 0);
+    for (int k = 0; k < 10; k++)
+        CHECK_EQ_INT(seen[k], k >= 3 && k != 5);
     /* once the rewrite's snapshot expires, the delete files and the old
      * data file are deleted from storage: one data file stays */
     ls_ice_table_set_snapshot_retention(t, 1, 1);
