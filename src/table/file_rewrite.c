@@ -329,13 +329,6 @@ static bool not_kept(void *arg, const char *path)
 
 static bool not_kept_inv(void *arg, const char *path) { return !not_kept(arg, path); }
 
-static bool is_data_path(const ls_ice_mentry_t *live, size_t ndata, const char *path)
-{
-    for (size_t i = 0; i < ndata; i++)
-        if (live[i].df.path == path) return true;
-    return false;
-}
-
 /* Merges, per partition, the live delete files among live[ndata..n) that
  * are not in skip[0..nskip) (leaving anyway) when the partition holds at
  * least o->min_files of them: their rows naming kept data files become one
@@ -425,20 +418,15 @@ ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, in
         for (size_t i = 0; i < ndata; i++)
             if (!gone[i]) kept.p[kept.n++] = live[i].df.path;
         qsort(kept.p, kept.n, sizeof *kept.p, path_cmp);
-        size_t from = nr;
+        /* from here on removed and added take delete files only */
+        size_t from = nr, data_added = nadded;
         for (size_t i = ndata; i < n; i++)
-            if (ls_posdel_covered(pd, live[i].df.path, not_kept, &kept)) {
+            if (ls_posdel_covered(pd, live[i].df.path, not_kept, &kept))
                 removed[nr++] = live[i].df.path;
-                ndel_removed++;
-            }
         st = merge_deletes(t, live, ndata, n, pd, nspec, o, &kept, removed + from, nr - from,
                            removed, &nr, added, &nadded, err, errlen);
-        ndel_added = nadded;
-        for (size_t i = 0; i < nadded; i++)
-            ndel_added -= added[i].content == LS_ICE_CONTENT_DATA;
-        ndel_removed = nr;
-        for (size_t i = 0; i < nr; i++)
-            ndel_removed -= is_data_path(live, ndata, removed[i]);
+        ndel_removed = nr - from;
+        ndel_added = nadded - data_added;
         ls_free(kept.p);
     }
     if (st == LS_OK && nr) {

@@ -354,18 +354,25 @@ TEST(rewrite_keeps_bucket_partitions)
  * "value" column stands in for a key column), commit as an overwrite;
  * everything else stays once, the dropped rows are gone, a file left empty
  * is removed without a replacement. */
+/* The number n of a key spelled fmt (e.g. "value %lld"), or -1. The key is
+ * not NUL-terminated: sscanf on it read on past len into whatever followed
+ * (a digit there turns "value 11" into 115: one row too many dropped; the
+ * likely cause of rows_dropped 26 != 25, seen once under TSan). */
+static long long key_number(const uint8_t *key, size_t len, const char *fmt)
+{
+    char s[32];
+    long long n = -1;
+    if (len >= sizeof s) return -1;
+    memcpy(s, key, len);
+    s[len] = 0;
+    return sscanf(s, fmt, &n) == 1 ? n : -1;
+}
+
 static bool drop_fifths(void *arg, const uint8_t *key, size_t len)
 {
     (void)arg;
-    /* key is not NUL-terminated: sscanf on it read on past len into whatever
-     * followed (a digit there turns "value 11" into 115: one row too many
-     * dropped; the likely cause of rows_dropped 26 != 25, seen once under TSan) */
-    char s[32];
-    long long off = 0;
-    if (len >= sizeof s) return false;
-    memcpy(s, key, len);
-    s[len] = 0;
-    return sscanf(s, "value %lld", &off) == 1 && off % 5 == 0;
+    long long off = key_number(key, len, "value %lld");
+    return off >= 0 && off % 5 == 0;
 }
 
 TEST(copy_on_write_drops_rows)
@@ -419,6 +426,33 @@ TEST(copy_on_write_drops_rows)
     CHECK(strstr(err, "no key column"));
     ls_ice_table_free(t);
     ls_objstore_close(os);
+}
+
+/* A raw table wh/ns/<name> in os, partitioned by spec (unpartitioned
+ * when it has no field); NULL on a failure. */
+static ls_ice_table_t *raw_table(ls_objstore_t *os, const char *name, const ls_ice_spec_t *spec)
+{
+    char prefix[64], loc[80], err[512];
+    snprintf(prefix, sizeof prefix, "wh/ns/%s", name);
+    snprintf(loc, sizeof loc, "mem://%s", prefix);
+    ls_ice_table_t *t = NULL;
+    if (ls_ice_table_create(os, prefix, loc, ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID,
+                            spec, NULL, NULL, &t, err, sizeof err) != LS_OK)
+        return NULL;
+    return t;
+}
+
+/* Merge-on-read options for a raw table: 1 MiB files, min_files. */
+static ls_file_rewrite_opts_t mor_opts(const ls_pq_opts_t *pq, int min_files)
+{
+    size_t nf;
+    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
+    return (ls_file_rewrite_opts_t){.fields = f,
+                                    .nfields = nf,
+                                    .pq = pq,
+                                    .target_bytes = 1 << 20,
+                                    .min_files = min_files,
+                                    .merge_on_read = true};
 }
 
 /* The offsets a reader sees in t (live data files less the rows live
@@ -488,26 +522,16 @@ TEST(merge_on_read_writes_position_deletes)
     ls_objstore_t *os = ls_objstore_mem_open();
     ls_ice_spec_t spec = {0};
     ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
-    ls_ice_table_t *t = NULL;
     char err[512] = "";
-    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/mor", "mem://wh/ns/mor",
-                                     ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec,
-                                     NULL, NULL, &t, err, sizeof err),
-                 LS_OK);
+    ls_ice_table_t *t = raw_table(os, "mor", &spec);
+    CHECK(t != NULL);
     uint64_t bytes = 0, smallest = 0;
     for (int i = 0; i < 4; i++)
         CHECK_EQ_INT(append_rows(t, i * 30, (i + 1) * 30, &bytes, &smallest), LS_OK);
     CHECK_EQ_INT(append_rows(t, 300, 301, &bytes, &smallest), LS_OK);
-    size_t nf;
-    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
     ls_pq_opts_t pq;
     ls_pq_opts_init(&pq);
-    ls_file_rewrite_opts_t o = {.fields = f,
-                                .nfields = nf,
-                                .pq = &pq,
-                                .target_bytes = 1 << 20,
-                                .min_files = 4,
-                                .merge_on_read = true};
+    ls_file_rewrite_opts_t o = mor_opts(&pq, 4);
     ls_file_cow_t cow;
     CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_fifths, NULL, &cow, err, sizeof err),
                  LS_OK);
@@ -574,36 +598,22 @@ TEST(merge_on_read_writes_position_deletes)
  * the file is rewritten alone, and readers see the same rows throughout. */
 static bool drop_one(void *arg, const uint8_t *key, size_t len)
 {
-    char s[32];
-    long long off = -1;
-    if (len >= sizeof s) return false;
-    memcpy(s, key, len);
-    s[len] = 0;
-    return sscanf(s, "value %lld", &off) == 1 && off == *(const long long *)arg;
+    long long off = key_number(key, len, "value %lld");
+    return off >= 0 && off == *(const long long *)arg;
 }
 
 TEST(merge_on_read_compacts_deletes_by_ratio)
 {
     ls_objstore_t *os = ls_objstore_mem_open();
     ls_ice_spec_t spec = {0};
-    ls_ice_table_t *t = NULL;
     char err[512] = "";
-    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/mor2", "mem://wh/ns/mor2",
-                                     ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec,
-                                     NULL, NULL, &t, err, sizeof err),
-                 LS_OK);
+    ls_ice_table_t *t = raw_table(os, "mor2", &spec);
+    CHECK(t != NULL);
     uint64_t bytes = 0, smallest = 0;
     CHECK_EQ_INT(append_rows(t, 0, 10, &bytes, &smallest), LS_OK);
-    size_t nf;
-    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
     ls_pq_opts_t pq;
     ls_pq_opts_init(&pq);
-    ls_file_rewrite_opts_t o = {.fields = f,
-                                .nfields = nf,
-                                .pq = &pq,
-                                .target_bytes = 1 << 20,
-                                .min_files = 1000, /* no partition reaches it */
-                                .merge_on_read = true};
+    ls_file_rewrite_opts_t o = mor_opts(&pq, 1000); /* no partition reaches it */
     uint8_t seen[10];
     size_t ndel;
     for (long long k = 0; k < 3; k++) {
@@ -680,24 +690,14 @@ TEST(merge_on_read_unreadable_delete_file_stops)
 {
     ls_objstore_t *os = ls_objstore_mem_open();
     ls_ice_spec_t spec = {0};
-    ls_ice_table_t *t = NULL;
     char err[512] = "";
-    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/mor4", "mem://wh/ns/mor4",
-                                     ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec,
-                                     NULL, NULL, &t, err, sizeof err),
-                 LS_OK);
+    ls_ice_table_t *t = raw_table(os, "mor4", &spec);
+    CHECK(t != NULL);
     uint64_t bytes = 0, smallest = 0;
     CHECK_EQ_INT(append_rows(t, 0, 10, &bytes, &smallest), LS_OK);
-    size_t nf;
-    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
     ls_pq_opts_t pq;
     ls_pq_opts_init(&pq);
-    ls_file_rewrite_opts_t o = {.fields = f,
-                                .nfields = nf,
-                                .pq = &pq,
-                                .target_bytes = 1 << 20,
-                                .min_files = 4,
-                                .merge_on_read = true};
+    ls_file_rewrite_opts_t o = mor_opts(&pq, 4);
     long long k = 4;
     ls_file_cow_t cow;
     CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_one, &k, &cow, err, sizeof err), LS_OK);
@@ -739,12 +739,8 @@ typedef struct key_set {
 static bool drop_in_set(void *arg, const uint8_t *key, size_t len)
 {
     const key_set_t *ks = arg;
-    char s[32];
-    int k = -1;
-    if (len >= sizeof s) return false;
-    memcpy(s, key, len);
-    s[len] = 0;
-    return sscanf(s, "key-%d", &k) == 1 && k >= 0 && k < 60 && ks->in[k];
+    long long k = key_number(key, len, "key-%lld");
+    return k >= 0 && k < 60 && ks->in[k];
 }
 
 TEST(merge_on_read_thousand_commits)
@@ -752,24 +748,14 @@ TEST(merge_on_read_thousand_commits)
     ls_objstore_t *os = ls_objstore_mem_open();
     ls_ice_spec_t spec = {0};
     ls_ice_spec_add(&spec, LS_RAW_FID_PARTITION, "partition", LS_ICE_INT, LS_ICE_IDENTITY);
-    ls_ice_table_t *t = NULL;
     char err[512] = "";
-    CHECK_EQ_INT(ls_ice_table_create(os, "wh/ns/mor3", "mem://wh/ns/mor3",
-                                     ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID, &spec,
-                                     NULL, NULL, &t, err, sizeof err),
-                 LS_OK);
+    ls_ice_table_t *t = raw_table(os, "mor3", &spec);
+    CHECK(t != NULL);
     ls_ice_table_set_snapshot_retention(t, 1, 5);
     ls_ice_table_set_file_grace(t, 0);
-    size_t nf;
-    const ls_pq_field_t *f = ls_raw_parquet_fields(&nf);
     ls_pq_opts_t pq;
     ls_pq_opts_init(&pq);
-    ls_file_rewrite_opts_t o = {.fields = f,
-                                .nfields = nf,
-                                .pq = &pq,
-                                .target_bytes = 1 << 20,
-                                .min_files = 4,
-                                .merge_on_read = true};
+    ls_file_rewrite_opts_t o = mor_opts(&pq, 4);
     /* a thousand in the plain build; the sanitizer builds (10x slower, run
      * under the same 300 s limit) check a quarter of them */
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -786,7 +772,8 @@ TEST(merge_on_read_thousand_commits)
     uint64_t deletes_written = 0;
     for (int c = 0; c < commits; c++) {
         key_set_t ks = {{0}};
-        ls_data_files_t *df = ls_data_files_new(t, f, nf, &pq, 1 << 20, err, sizeof err);
+        ls_data_files_t *df =
+            ls_data_files_new(t, o.fields, o.nfields, &pq, 1 << 20, err, sizeof err);
         CHECK(df != NULL);
         for (int j = 0; j < per; j++) {
             rnd = rnd * 1103515245u + 12345u;
