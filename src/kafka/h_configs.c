@@ -536,6 +536,16 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
     int rc = -1;
     /* the new set's values were checked one by one; this checks the result */
     if (ls_policy_resolve(&la, &pa, err, (size_t)errlen) != LS_OK) goto out;
+    bool had = before != NULL;
+    if (had) /* stored: it resolves */
+        ls_policy_resolve(&lb, &pb, err, (size_t)errlen);
+    if (had && pb.format_version > pa.format_version) { /* Iceberg tables never go back */
+        snprintf(err, (size_t)errlen,
+                 "Invalid value '%d' for configuration %s: the topic's tables are at format "
+                 "version %d, and an Iceberg table's format version never goes back",
+                 pa.format_version, ls_policy_key(LS_POLICY_FORMAT_VERSION), pb.format_version);
+        goto out;
+    }
     { /* Kafka's one cross-key rule of the compaction settings */
         const char *mn = prop_get(after, *nafter, "min.compaction.lag.ms");
         const char *mx = prop_get(after, *nafter, "max.compaction.lag.ms");
@@ -613,9 +623,6 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
         }
     }
     /* enabled.since: kept by the broker, never taken from the request */
-    bool had = before != NULL;
-    if (had)
-        ls_policy_resolve(&lb, &pb, err, (size_t)errlen); /* stored: resolves; only since is used */
     int n = 0;
     for (int i = 0; i < *nafter; i++)
         if (strcmp(after[i].key, LS_POLICY_SINCE_KEY) != 0) after[n++] = after[i];

@@ -132,6 +132,15 @@ ls_status ls_mat_open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
     if (st == LS_OK && ls_ice_table_publish(*t) != LS_OK) /* a commit left unpublished */
         LS_WARN_RL("table", "table %s.%s: publishing its current metadata for path readers: %s",
                    s->ns, tt->name, ls_ice_table_error(*t));
+    if (st == LS_OK && ls_ice_table_format_version(*t) < tt->policy->format_version)
+        ls_ice_table_upgrade(*t, tt->policy->format_version); /* lands with the next commit */
+    else if (st == LS_OK && ls_ice_table_format_version(*t) > tt->policy->format_version)
+        LS_WARN_RL("table",
+                   "table %s.%s is at format version %d; %s=%d cannot lower it (Iceberg tables "
+                   "never go back): it stays at %d",
+                   s->ns, tt->name, ls_ice_table_format_version(*t),
+                   ls_policy_key(LS_POLICY_FORMAT_VERSION), tt->policy->format_version,
+                   ls_ice_table_format_version(*t));
     if (st != LS_ENOTFOUND || !create) return st;
     snprintf(location, sizeof location, "%s/%s", warehouse_uri, tt->prefix);
     ls_ice_spec_t spec;
@@ -174,6 +183,9 @@ ls_status ls_mat_open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
                            NULL,
                            NULL};
     size_t np = 8;
+    char fv[8];
+    snprintf(fv, sizeof fv, "%d", tt->policy->format_version);
+    props[np++] = LS_ICE_FORMAT_VERSION_PROP, props[np++] = fv;
     if (shape->schema_id) props[np++] = TYPED_SCHEMA_ID_KEY, props[np++] = shape->schema_id;
     if (shape->key_schema_id) props[np++] = KEY_SCHEMA_ID_KEY, props[np++] = shape->key_schema_id;
     for (size_t i = 0; shape->extra && shape->extra[i] && np + 2 < sizeof props / sizeof *props;

@@ -480,6 +480,14 @@ static int p_upsert_strategy(const char *v, ls_policy_t *p, char *why, size_t ca
     return i < 0 ? -1 : 0;
 }
 
+static int p_format_version(const char *v, ls_policy_t *p, char *why, size_t cap)
+{
+    static const char *const opts[] = {"2", "3", NULL};
+    int i = one_of(v, opts);
+    p->format_version = i + 2;
+    return i < 0 ? -1 : 0;
+}
+
 static int p_checkpoint_interval(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     return parse_int(v, 1, 100000, &p->delta_checkpoint_interval);
@@ -677,8 +685,19 @@ static const field_def_t fields[LS_POLICY_NFIELDS] = {
          "the data files holding them are copied without them (readers read plain files); "
          "merge-on-read: one Iceberg position delete file per partition names them, and the "
          "table maintenance (rewrite.min.files) later copies the data files deletes weigh on "
-         "without those rows. Needs write.mode=upsert; not with format delta.",
+         "without those rows. Needs write.mode=upsert; not with format delta. In a table of "
+         "format.version 3 the deletes are deletion vectors, one per data file.",
          p_upsert_strategy},
+    [LS_POLICY_FORMAT_VERSION] =
+        {"lakestream.table.format.version", "2", "2, 3",
+         "The Iceberg format version of the stream's tables. 3: row lineage (every row gets a "
+         "_row_id that maintenance rewrites keep, and _last_updated_sequence_number) and, for "
+         "merge-on-read upsert tables, deletion vectors in Puffin files instead of position "
+         "delete files; readers need Iceberg 1.8 or later (Spark, Java, Trino). Tables are "
+         "created at this version, and a version 2 table is upgraded to 3 at its next commit. "
+         "Iceberg tables never go back: a stream whose tables are at 3 cannot be set to 2. "
+         "Not with format delta.",
+         p_format_version},
 };
 
 const char *ls_policy_key(ls_policy_field f) { return fields[f].key; }
@@ -860,6 +879,17 @@ ls_status ls_policy_resolve(const ls_policy_layers_t *l, ls_policy_t *out, char 
                  !out->upsert ? "it is how upsert tables (write.mode=upsert) remove rows"
                               : "a Delta log does not carry Iceberg position deletes",
                  fields[ff].key, out->value[ff], ls_policy_source_name(out->source[ff]));
+        st = LS_EINVAL;
+    }
+    /* the Delta mirror names Iceberg v2 data files (no lineage columns) */
+    if (st == LS_OK && out->format_version >= 3 && out->delta) {
+        snprintf(err, errlen,
+                 "Invalid value '3' for configuration %s (%s layer): %s is %s (%s layer), and a "
+                 "Delta log mirrors format version 2 tables only",
+                 fields[LS_POLICY_FORMAT_VERSION].key,
+                 ls_policy_source_name(out->source[LS_POLICY_FORMAT_VERSION]),
+                 fields[LS_POLICY_FORMAT].key, out->value[LS_POLICY_FORMAT],
+                 ls_policy_source_name(out->source[LS_POLICY_FORMAT]));
         st = LS_EINVAL;
     }
     const char *since = layer_get(l->stream, l->nstream, LS_POLICY_SINCE_KEY);

@@ -72,6 +72,10 @@
  *   upsert.strategy      copy-on-write | merge-on-read   applied (table/file_rewrite.h: how an
  *                                                        upsert commit removes old rows; with
  *                                                        write.mode=upsert, without delta)
+ *   format.version       2 | 3                           applied (lake/materialize.c: tables
+ *                                                        created at it, v2 tables upgraded to 3;
+ *                                                        never lowered on a stream that had 3;
+ *                                                        3 not with delta)
  *   primary.key          empty | key fields a,b,...      applied (lake/materialize.c: the
  *                                                        upsert identity; the table's
  *                                                        identifier-field-ids); needs a typed
@@ -127,6 +131,7 @@ typedef enum ls_policy_field {
     LS_POLICY_FORMAT,
     LS_POLICY_DELTA_CHECKPOINT_INTERVAL,
     LS_POLICY_UPSERT_STRATEGY,
+    LS_POLICY_FORMAT_VERSION,
     LS_POLICY_NFIELDS
 } ls_policy_field;
 
@@ -210,6 +215,7 @@ typedef struct ls_policy {
     bool evolution_new_table;          /* evolution=new-table: a new table version <name>__vN */
     bool upsert;                       /* write.mode=upsert: one row per key */
     bool merge_on_read;                /* upsert.strategy=merge-on-read: position deletes */
+    int format_version;                /* format.version: the Iceberg table's, 2 or 3 */
     bool changelog;                    /* also the append-only table <name>__changelog */
     bool delta;                        /* format has delta: a Delta Lake log beside the table */
     int64_t delta_checkpoint_interval; /* a Delta checkpoint every this many versions */

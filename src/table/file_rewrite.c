@@ -69,6 +69,7 @@
 #include "base/buf.h"
 #include "base/crashpoint.h"
 #include "base/size_tier.h"
+#include "table/deletion_vector.h"
 #include "table/parquet_reader.h"
 #include "table/position_deletes.h"
 
@@ -168,41 +169,79 @@ size_t ls_file_rewrite_plan(const ls_ice_mentry_t *live, size_t n, int nspec_fie
     return nruns;
 }
 
-/* A new file of the rows of the files at paths[0..n) (read into raw; each
- * file's rows flagged in drops[k], when given, left out, and so are the rows
- * pd deletes), in partition part, uploaded into *df (no file when no row
- * stays); *deleted adds the rows left out for pd alone. */
-static ls_status copy_files(ls_ice_table_t *t, const char *const *paths, size_t n,
+/* Format version 3: the row lineage columns every copy writes after the
+ * table's own (spec "Row Lineage": a row moved to another file keeps its
+ * _row_id and _last_updated_sequence_number). */
+static const ls_pq_field_t lineage_fields[] = {
+    {"_row_id", LS_PQ_INT64, LS_PQ_OPTIONAL, LS_PQ_LT_NONE, LS_ICE_FID_ROW_ID, 0, 0, 0, 0},
+    {"_last_updated_sequence_number", LS_PQ_INT64, LS_PQ_OPTIONAL, LS_PQ_LT_NONE,
+     LS_ICE_FID_LAST_UPDATED_SEQ, 0, 0, 0, 0},
+};
+
+/* The writer of a copy into out: the table's row shape, plus the lineage
+ * columns in a v3 table. */
+static ls_pq_writer_t *copy_writer(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
+                                   ls_buf_t *out, char *err, size_t errlen)
+{
+    if (ls_ice_table_format_version(t) < 3)
+        return ls_pq_writer_new(o->fields, o->nfields, o->pq, out, err, errlen);
+    size_t nl = sizeof lineage_fields / sizeof lineage_fields[0];
+    ls_pq_field_t *f = LS_NEWN(ls_pq_field_t, o->nfields + nl);
+    memcpy(f, o->fields, o->nfields * sizeof *f);
+    memcpy(f + o->nfields, lineage_fields, sizeof lineage_fields);
+    ls_pq_writer_t *w = ls_pq_writer_new(f, o->nfields + nl, o->pq, out, err, errlen);
+    ls_free(f);
+    return w;
+}
+
+/* A new file of the rows of the live data files src[0..n) (read into raw;
+ * each file's rows flagged in drops[k], when given, left out, and so are
+ * the rows pd deletes), in partition part, uploaded into *df (no file when
+ * no row stays); *deleted adds the rows left out for pd alone. In a v3
+ * table each row keeps its lineage: the stored values, else its file's
+ * first row id plus its position and its file's data sequence number (a
+ * file without a first row id predates the upgrade: its rows have none). */
+static ls_status copy_files(ls_ice_table_t *t, const ls_ice_mentry_t *const *src, size_t n,
                             uint8_t *const *drops, const ls_posdel_t *pd, const ls_ice_pval_t *part,
                             const ls_file_rewrite_opts_t *o, ls_ice_datafile_t *df,
                             ls_buf_t *const *raws, int64_t *deleted, char *err, size_t errlen)
 {
     ls_buf_t out;
     ls_buf_init(&out);
-    ls_pq_writer_t *w = ls_pq_writer_new(o->fields, o->nfields, o->pq, &out, err, errlen);
+    ls_pq_writer_t *w = copy_writer(t, o, &out, err, errlen);
     ls_status st = w ? LS_OK : LS_EINVAL;
     for (size_t k = 0; k < n && st == LS_OK; k++) {
         char why[256] = "";
+        const char *path = src[k]->df.path;
         ls_pqr_t *rd = ls_pqr_open(raws[k]->data, raws[k]->len, &st, why, sizeof why);
         uint8_t *flags = drops ? drops[k] : NULL, *own = NULL;
         if (rd && pd) { /* the rows deletes took stay out too */
             int64_t rows = ls_pqr_num_rows(rd);
             own = ls_calloc(rows > 0 ? (size_t)rows : 1, 1);
             if (flags && rows > 0) memcpy(own, flags, (size_t)rows);
-            int64_t set = ls_posdel_mark(pd, paths[k], own, rows);
+            int64_t set = ls_posdel_mark(pd, path, own, rows);
             if (deleted) *deleted += set;
             flags = own;
         }
-        if (rd) st = ls_pqr_copy_rows_except(rd, w, flags, why, sizeof why);
+        ls_pqr_fill_t fill = {LS_ICE_FID_ROW_ID, src[k]->df.first_row_id,
+                              LS_ICE_FID_LAST_UPDATED_SEQ, src[k]->seq};
+        if (rd)
+            st = ls_pqr_copy_rows_except(rd, w, flags, src[k]->df.has_first_row_id ? &fill : NULL,
+                                         why, sizeof why);
         ls_free(own);
         ls_pqr_free(rd);
-        if (st != LS_OK) snprintf(err, errlen, "copying the rows of %s: %s", paths[k], why);
+        if (st != LS_OK) snprintf(err, errlen, "copying the rows of %s: %s", path, why);
     }
     if (st == LS_OK && (st = ls_pq_writer_finish(w)) != LS_OK)
         snprintf(err, errlen, "finishing a rewritten file: %s", ls_pq_error(w));
     memset(df, 0, sizeof *df);
     if (st == LS_OK && ls_pq_num_rows(w) > 0) {
         ls_ice_datafile_metrics(df, w);
+        size_t keep = 0; /* metrics of the table's columns only, not of the lineage */
+        for (size_t i = 0; i < df->nmetrics; i++)
+            if (df->metrics[i].field_id < LS_ICE_FID_LAST_UPDATED_SEQ)
+                df->metrics[keep++] = df->metrics[i];
+        df->nmetrics = keep;
         for (int i = 0; i < LS_ICE_MAX_PART; i++) /* df owns its values */
             ls_ice_pval_copy(&df->partition[i], &part[i]);
         st = ls_ice_table_put_data(t, &out, "parquet", df);
@@ -245,26 +284,27 @@ static ls_status write_run(ls_ice_table_t *t, const ls_ice_mentry_t *live, const
                            ls_ice_datafile_t *df, int64_t *deleted, ls_file_rewrite_stats_t *stats,
                            char *err, size_t errlen)
 {
-    const char **paths = LS_NEWN(const char *, r->n);
+    const ls_ice_mentry_t **src = LS_NEWN(const ls_ice_mentry_t *, r->n);
     ls_buf_t *bufs = LS_NEWN(ls_buf_t, r->n);
     ls_buf_t **raws = LS_NEWN(ls_buf_t *, r->n);
     ls_status st = LS_OK;
     for (size_t k = 0; k < r->n; k++) {
-        paths[k] = live[r->idx[k]].df.path;
+        src[k] = &live[r->idx[k]];
         ls_buf_init(&bufs[k]);
         raws[k] = &bufs[k];
         if (st != LS_OK) continue;
-        st = ls_ice_table_get_file(t, paths[k], &bufs[k]);
-        if (st != LS_OK) snprintf(err, errlen, "reading %s: %s", paths[k], ls_ice_table_error(t));
+        st = ls_ice_table_get_file(t, src[k]->df.path, &bufs[k]);
+        if (st != LS_OK)
+            snprintf(err, errlen, "reading %s: %s", src[k]->df.path, ls_ice_table_error(t));
         stats->bytes_read += bufs[k].len;
     }
     memset(df, 0, sizeof *df);
     if (st == LS_OK)
-        st = copy_files(t, paths, r->n, NULL, pd, live[r->idx[0]].df.partition, o, df, raws,
-                        deleted, err, errlen);
+        st = copy_files(t, src, r->n, NULL, pd, live[r->idx[0]].df.partition, o, df, raws, deleted,
+                        err, errlen);
     for (size_t k = 0; k < r->n; k++)
         ls_buf_free(&bufs[k]);
-    ls_free(paths);
+    ls_free(src);
     ls_free(bufs);
     ls_free(raws);
     return st;
@@ -423,8 +463,9 @@ ls_status ls_file_rewrite(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o, in
         for (size_t i = ndata; i < n; i++)
             if (ls_posdel_covered(pd, live[i].df.path, not_kept, &kept))
                 removed[nr++] = live[i].df.path;
-        st = merge_deletes(t, live, ndata, n, pd, nspec, o, &kept, removed + from, nr - from,
-                           removed, &nr, added, &nadded, err, errlen);
+        if (ls_ice_table_format_version(t) < 3) /* v3 adds no position delete files */
+            st = merge_deletes(t, live, ndata, n, pd, nspec, o, &kept, removed + from, nr - from,
+                               removed, &nr, added, &nadded, err, errlen);
         ndel_removed = nr - from;
         ndel_added = nadded - data_added;
         ls_free(kept.p);
@@ -672,6 +713,34 @@ static void group_add(del_group_t **gs, size_t *ng, int nspec, const ls_ice_ment
     }
 }
 
+/* Format version 3: data file e's deletion vector, of its rows flagged in
+ * flags[0..nrows) and those the live deletes took (its old vector, older
+ * position delete files), into out->added; its old vector into
+ * out->removed (spec: at most one vector per data file). */
+static ls_status write_dv(ls_ice_table_t *t, const ls_ice_mentry_t *e, const uint8_t *flags,
+                          int64_t nrows, const ls_posdel_t *pd, ls_file_cow_t *out, char *err,
+                          size_t errlen)
+{
+    uint8_t *all = ls_malloc(nrows > 0 ? (size_t)nrows : 1);
+    if (nrows > 0) memcpy(all, flags, (size_t)nrows);
+    ls_posdel_mark(pd, e->df.path, all, nrows);
+    int64_t *pos = LS_NEWN(int64_t, nrows > 0 ? (size_t)nrows : 1);
+    size_t n = 0;
+    for (int64_t r = 0; r < nrows; r++)
+        if (all[r]) pos[n++] = r;
+    ls_ice_datafile_t *df = &out->added[out->nadded];
+    ls_status st = ls_dv_write(t, e->df.path, pos, n, e->df.partition, df, err, errlen);
+    if (st == LS_OK) {
+        out->nadded++;
+        out->bytes_written += (uint64_t)df->file_size;
+        const char *old = ls_posdel_dv_of(pd, e->df.path);
+        if (old) out->removed[out->nremoved++] = ls_strdup(old);
+    }
+    ls_free(pos);
+    ls_free(all);
+    return st;
+}
+
 static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
                            const char *const *columns, size_t ncols, bool ident,
                            ls_file_drop_fn drop, void *arg, ls_file_cow_t *out, char *err,
@@ -714,7 +783,10 @@ static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
             ls_free(gone);
         }
         if (hits > 0 && st == LS_OK && o->merge_on_read) {
-            group_add(&groups, &ngroups, nspec, &live[i], flags, nrows);
+            if (ls_ice_table_format_version(t) >= 3)
+                st = write_dv(t, &live[i], flags, nrows, pd, out, err, errlen);
+            else
+                group_add(&groups, &ngroups, nspec, &live[i], flags, nrows);
             out->rows_dropped += hits;
         } else if (hits > 0 && st == LS_OK) {
             if (!whole && (st = ls_ice_table_get_file(t, path, &raw)) != LS_OK)
@@ -724,8 +796,9 @@ static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
         }
         if (hits > 0 && st == LS_OK && !o->merge_on_read) {
             ls_buf_t *raws[1] = {&raw};
+            const ls_ice_mentry_t *src[1] = {&live[i]};
             ls_ice_datafile_t *df = &out->added[out->nadded];
-            st = copy_files(t, &path, 1, &flags, pd, live[i].df.partition, o, df, raws, NULL, err,
+            st = copy_files(t, src, 1, &flags, pd, live[i].df.partition, o, df, raws, NULL, err,
                             errlen);
             if (st == LS_OK) {
                 if (df->path) {

@@ -8,6 +8,58 @@ static ssize_t removal_find(const removal_t *rm, const char *path)
     return -1;
 }
 
+/* Format version 3: the record of a data manifest without a first row id
+ * gets the next ones, as many as its files without one hold (spec "First
+ * Row ID Assignment"); delete manifests get none. */
+static void assign_row_ids(mlist_build_t *mb, ls_ice_mfile_t *m, const ls_ice_mentry_t *e, size_t n)
+{
+    if (mb->fv < 3 || m->content != LS_ICE_CONTENT_DATA) return;
+    m->has_first_row_id = true;
+    m->first_row_id = mb->next_row_id;
+    for (size_t k = 0; k < n; k++)
+        if (!e[k].df.has_first_row_id) mb->next_row_id += e[k].df.record_count;
+}
+
+static void mlist_add(mlist_build_t *mb, ls_ice_table_t *t, ls_ice_mfile_t *m,
+                      const ls_ice_mentry_t *e, size_t n)
+{
+    assign_row_ids(mb, m, e, n);
+    ls_ice_mlist_add(mb->w, mb->fv, m, &t->spec, e, n);
+}
+
+/* A parent's list record copied as it is; in v3 a data manifest written
+ * before the table's first v3 snapshot gets its first row id now, covering
+ * all its rows (the spec's "simple and valid approach"). */
+static void mlist_copy(mlist_build_t *mb, const ls_av_t *r)
+{
+    int64_t first = -1;
+    if (mb->fv >= 3 && ls_ice_av_long(r, "content", NULL, 0) == LS_ICE_CONTENT_DATA) {
+        first = ls_ice_av_long(r, "first_row_id", NULL, -1);
+        if (first < 0) {
+            first = mb->next_row_id;
+            mb->next_row_id += ls_ice_av_long(r, "added_rows_count", NULL, 0) +
+                               ls_ice_av_long(r, "existing_rows_count", NULL, 0);
+        }
+    }
+    ls_ice_mlist_copy(mb->w, mb->fv, r, first);
+}
+
+/* First row id inheritance (spec "First Row ID Inheritance"): the data
+ * files of the manifest the list record r names that have no first row id
+ * get the manifest's plus the rows of such files before them, so they keep
+ * it when written into another manifest. Nothing when r has none. */
+static void inherit_row_ids(const ls_av_t *r, ls_ice_mentry_t *e, size_t ne)
+{
+    int64_t next = ls_ice_av_long(r, "first_row_id", NULL, -1);
+    if (next < 0 || ls_ice_av_long(r, "content", NULL, 0) != LS_ICE_CONTENT_DATA) return;
+    for (size_t k = 0; k < ne; k++)
+        if (!e[k].df.has_first_row_id) {
+            e[k].df.has_first_row_id = true;
+            e[k].df.first_row_id = next;
+            next += e[k].df.record_count;
+        }
+}
+
 /* Entries of a parent manifest with their inherited snapshot id and
  * sequence numbers made explicit (spec "Sequence Number Inheritance"), so
  * they keep them when written into a manifest of a later snapshot. */
@@ -95,7 +147,7 @@ static int rewrite_manifest(ls_ice_table_t *t, mlist_build_t *mb, const ls_av_t 
     if (*st == LS_OK) {
         m.path = path;
         m.min_seq = min_seq == INT64_MAX ? mb->seq : min_seq;
-        ls_ice_mlist_add(mb->w, &m, &t->spec, out, n);
+        mlist_add(mb, t, &m, out, n);
         mb->replaced++;
         mb->created++;
     }
@@ -117,8 +169,10 @@ ls_status ls_ice_read_manifest(ls_ice_table_t *t, const ls_av_t *r, ls_buf_t *ra
         return LS_EINVAL;
     }
     ls_status st = ls_ice_table_get_file(t, path, raw);
-    if (st != LS_OK) return st;
-    return ls_ice_manifest_decode(raw->data, raw->len, &t->spec, e, ne, t->err, sizeof t->err);
+    if (st == LS_OK)
+        st = ls_ice_manifest_decode(raw->data, raw->len, &t->spec, e, ne, t->err, sizeof t->err);
+    if (st == LS_OK) inherit_row_ids(r, *e, *ne);
+    return st;
 }
 
 /* A rewrite carries the parent's manifests: those holding a removed file
@@ -135,7 +189,7 @@ static ls_status carry_for_rewrite(ls_ice_table_t *t, mlist_build_t *mb, const l
         ls_ice_mentry_t *e;
         size_t ne;
         if ((st = ls_ice_read_manifest(t, r, &raw, &e, &ne)) != LS_OK) break;
-        if (!rewrite_manifest(t, mb, r, e, ne, &st)) ls_ice_mlist_copy(mb->w, r);
+        if (!rewrite_manifest(t, mb, r, e, ne, &st)) mlist_copy(mb, r);
         ls_ice_mentries_free(e, ne);
     }
     ls_buf_free(&raw);
@@ -163,9 +217,10 @@ static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_f
         char derr[200];
         if (ls_ice_manifest_decode(raw.data, raw.len, &t->spec, &e, &ne, derr, sizeof derr) !=
             LS_OK) {
-            ls_ice_mlist_copy(mb->w, r); /* not ours to rewrite: keep it as it is */
+            mlist_copy(mb, r); /* not ours to rewrite: keep it as it is */
             continue;
         }
+        inherit_row_ids(r, e, ne);
         size_t from = nall;
         ls_ice_take_live(r, e, ne, &all, &nall, &cap);
         for (size_t k = from; k < nall; k++) {
@@ -190,7 +245,7 @@ static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_f
                                 .added_snapshot_id = mb->snap_id,
                                 .existing_files = (int64_t)nall,
                                 .existing_rows = rows};
-            ls_ice_mlist_add(mb->w, &m, &t->spec, all, nall);
+            mlist_add(mb, t, &m, all, nall);
             mb->created++;
         }
         ls_free(path);
@@ -243,7 +298,7 @@ static ls_status carry_manifests(ls_ice_table_t *t, mlist_build_t *mb, const ls_
         }
     }
     for (size_t i = 0; st == LS_OK && i < f->nrecords; i++)
-        if (!merged[i]) ls_ice_mlist_copy(mb->w, &f->records[i]);
+        if (!merged[i]) mlist_copy(mb, &f->records[i]);
     ls_free(merged);
     ls_free(bin);
     return st;
@@ -253,7 +308,7 @@ ls_status ls_ice_write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
                                      const ls_ice_newman_t *nm, size_t nnm, char **path_out)
 {
     int64_t pid = parent ? (int64_t)json_integer_value(json_object_get(parent, "snapshot-id")) : 0;
-    mb->w = ls_ice_mlist_new(mb->snap_id, parent ? &pid : NULL, mb->seq);
+    mb->w = ls_ice_mlist_new(mb->fv, mb->snap_id, parent ? &pid : NULL, mb->seq, mb->next_row_id);
     /* the new manifests first (none for an append of no files) */
     for (size_t i = 0; i < nnm; i++) {
         int64_t rows = 0;
@@ -268,7 +323,7 @@ ls_status ls_ice_write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
                             .added_snapshot_id = mb->snap_id,
                             .added_files = (int64_t)nm[i].n,
                             .added_rows = rows};
-        ls_ice_mlist_add(mb->w, &m, &t->spec, nm[i].e, nm[i].n);
+        mlist_add(mb, t, &m, nm[i].e, nm[i].n);
     }
     /* then every manifest of the parent snapshot, merged when due */
     ls_status st = LS_OK;

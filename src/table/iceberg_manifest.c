@@ -169,7 +169,7 @@ static void map_field(ls_buf_t *b, const char *name, int fid, int kid, int vid, 
                   name, kid, vid, kid, vtype, vid, fid);
 }
 
-static char *manifest_schema(const ls_ice_spec_t *s)
+static char *manifest_schema(const ls_ice_spec_t *s, int fv)
 {
     ls_buf_t b;
     ls_buf_init(&b);
@@ -207,13 +207,25 @@ static char *manifest_schema(const ls_ice_spec_t *s)
         "131},"
         "{\"name\":\"split_offsets\",\"type\":[\"null\",{\"type\":\"array\",\"items\":\"long\","
         "\"element-id\":133}],\"default\":null,\"field-id\":132},"
-        "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,\"field-id\":140}"
-        "]},\"field-id\":2}]}");
+        "{\"name\":\"sort_order_id\",\"type\":[\"null\",\"int\"],\"default\":null,\"field-id\":"
+        "140}");
+    if (fv >= 3) /* row lineage and deletion vectors (spec "Manifests", v3) */
+        ls_buf_printf(
+            &b,
+            ",{\"name\":\"first_row_id\",\"type\":[\"null\",\"long\"],\"default\":null,"
+            "\"field-id\":142},"
+            "{\"name\":\"referenced_data_file\",\"type\":[\"null\",\"string\"],\"default\":null,"
+            "\"field-id\":143},"
+            "{\"name\":\"content_offset\",\"type\":[\"null\",\"long\"],\"default\":null,"
+            "\"field-id\":144},"
+            "{\"name\":\"content_size_in_bytes\",\"type\":[\"null\",\"long\"],\"default\":null,"
+            "\"field-id\":145}");
+    ls_buf_printf(&b, "]},\"field-id\":2}]}");
     ls_buf_append_u8(&b, 0);
     return (char *)ls_buf_steal(&b, NULL);
 }
 
-static const char MANIFEST_LIST_SCHEMA[] =
+static const char MANIFEST_LIST_FIELDS[] =
     "{\"type\":\"record\",\"name\":\"manifest_file\",\"fields\":["
     "{\"name\":\"manifest_path\",\"type\":\"string\",\"field-id\":500},"
     "{\"name\":\"manifest_length\",\"type\":\"long\",\"field-id\":501},"
@@ -236,7 +248,12 @@ static const char MANIFEST_LIST_SCHEMA[] =
     "{\"name\":\"lower_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":510},"
     "{\"name\":\"upper_bound\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":511}]},"
     "\"element-id\":508}],\"default\":null,\"field-id\":507},"
-    "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":519}]}";
+    "{\"name\":\"key_metadata\",\"type\":[\"null\",\"bytes\"],\"default\":null,\"field-id\":519}";
+/* v2 ends the record there; v3 adds the manifest's first row id */
+static const char MANIFEST_LIST_V2_END[] = "]}";
+static const char MANIFEST_LIST_V3_END[] =
+    ",{\"name\":\"first_row_id\",\"type\":[\"null\",\"long\"],\"default\":null,"
+    "\"field-id\":520}]}";
 
 /* ---- manifests ----------------------------------------------------------- */
 
@@ -311,11 +328,11 @@ static void enc_part(ls_buf_t *b, const ls_ice_part_field_t *f, const ls_ice_pva
     }
 }
 
-ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, const char *schema_json, int schema_id,
-                                 const char *spec_json, const ls_ice_mentry_t *e, size_t n,
-                                 ls_buf_t *out)
+ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, int fv, const char *schema_json,
+                                 int schema_id, const char *spec_json, const ls_ice_mentry_t *e,
+                                 size_t n, ls_buf_t *out)
 {
-    char *schema = manifest_schema(s);
+    char *schema = manifest_schema(s, fv);
     ls_avro_ocf_t *w = ls_avro_ocf_new(schema, LS_AVRO_CODEC_DEFLATE, 0);
     ls_free(schema);
     char num[32];
@@ -325,7 +342,7 @@ ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, const char *schema_json
     ls_avro_ocf_meta_str(w, "partition-spec", spec_json);
     snprintf(num, sizeof num, "%d", s->spec_id);
     ls_avro_ocf_meta_str(w, "partition-spec-id", num);
-    ls_avro_ocf_meta_str(w, "format-version", "2");
+    ls_avro_ocf_meta_str(w, "format-version", fv >= 3 ? "3" : "2");
     /* a manifest holds one kind of file (spec "Manifests": content) */
     ls_avro_ocf_meta_str(w, "content", n && e[0].df.content ? "deletes" : "data");
     for (size_t k = 0; k < n; k++) {
@@ -337,7 +354,7 @@ ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, const char *schema_json
         enc_opt_long(b, e[k].file_seq);
         ls_avro_long(b, df->content);
         ls_avro_string(b, df->path);
-        ls_avro_string(b, "PARQUET");
+        ls_avro_string(b, df->content_size > 0 ? "PUFFIN" : "PARQUET");
         for (int p = 0; p < s->nfields; p++)
             enc_part(b, &s->fields[p], &df->partition[p]);
         ls_avro_long(b, df->record_count);
@@ -350,6 +367,17 @@ ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, const char *schema_json
         ls_avro_union(b, 0); /* key_metadata */
         ls_avro_union(b, 0); /* split_offsets */
         ls_avro_union(b, 0); /* sort_order_id */
+        if (fv >= 3) {
+            enc_opt_long(b, df->has_first_row_id ? df->first_row_id : -1);
+            if (df->referenced_data_file) {
+                ls_avro_union(b, 1);
+                ls_avro_string(b, df->referenced_data_file);
+            } else {
+                ls_avro_union(b, 0);
+            }
+            enc_opt_long(b, df->content_size > 0 ? df->content_offset : -1);
+            enc_opt_long(b, df->content_size > 0 ? df->content_size : -1);
+        }
         ls_avro_ocf_datum_done(w);
     }
     ls_status st = ls_avro_ocf_finish(w, out);
@@ -478,7 +506,12 @@ static int dec_entry(const ls_av_t *r, const ls_ice_spec_t *s, ls_ice_mentry_t *
     const char *path = d ? ls_ice_av_str(d, "file_path") : NULL;
     const char *fmt = d ? ls_ice_av_str(d, "file_format") : NULL;
     int64_t content = d ? ls_ice_av_long(d, "content", NULL, 0) : -1;
-    if (!d || !path || !fmt || strcmp(fmt, "PARQUET") ||
+    const char *ref = d ? ls_ice_av_str(d, "referenced_data_file") : NULL;
+    int64_t coff = d ? opt_long(d, "content_offset") : -1;
+    int64_t csize = d ? opt_long(d, "content_size_in_bytes") : -1;
+    bool dv = fmt && !strcmp(fmt, "PUFFIN"); /* a deletion vector: all three set */
+    if (!d || !path || !fmt || (strcmp(fmt, "PARQUET") && !dv) ||
+        (dv && (content != LS_ICE_CONTENT_POSITION_DELETES || !ref || coff < 0 || csize <= 0)) ||
         (content != LS_ICE_CONTENT_DATA && content != LS_ICE_CONTENT_POSITION_DELETES) || !part ||
         part->kind != LS_AV_RECORD || part->nitems != (size_t)s->nfields ||
         !absent(d, "key_metadata") || !absent(d, "split_offsets") || !absent(d, "sort_order_id") ||
@@ -494,6 +527,11 @@ static int dec_entry(const ls_av_t *r, const ls_ice_spec_t *s, ls_ice_mentry_t *
     e->df.path = ls_strdup(path);
     e->df.record_count = ls_ice_av_long(d, "record_count", NULL, 0);
     e->df.file_size = ls_ice_av_long(d, "file_size_in_bytes", NULL, 0);
+    int64_t first = opt_long(d, "first_row_id");
+    e->df.has_first_row_id = first >= 0;
+    e->df.first_row_id = first >= 0 ? first : 0;
+    if (ref) e->df.referenced_data_file = ls_strdup(ref);
+    if (dv) e->df.content_offset = coff, e->df.content_size = csize;
     size_t cap = 0;
     static const char *const maps[] = {"column_sizes", "value_counts", "null_value_counts",
                                        "lower_bounds", "upper_bounds"};
@@ -536,9 +574,13 @@ void ls_ice_mentries_free(ls_ice_mentry_t *e, size_t n)
 
 /* ---- manifest lists ------------------------------------------------------ */
 
-ls_avro_ocf_t *ls_ice_mlist_new(int64_t snap_id, const int64_t *parent_id, int64_t seq)
+ls_avro_ocf_t *ls_ice_mlist_new(int fv, int64_t snap_id, const int64_t *parent_id, int64_t seq,
+                                int64_t first_row_id)
 {
-    ls_avro_ocf_t *w = ls_avro_ocf_new(MANIFEST_LIST_SCHEMA, LS_AVRO_CODEC_DEFLATE, 0);
+    char *schema = ls_asprintf("%s%s", MANIFEST_LIST_FIELDS,
+                               fv >= 3 ? MANIFEST_LIST_V3_END : MANIFEST_LIST_V2_END);
+    ls_avro_ocf_t *w = ls_avro_ocf_new(schema, LS_AVRO_CODEC_DEFLATE, 0);
+    ls_free(schema);
     char num[32];
     snprintf(num, sizeof num, "%lld", (long long)snap_id);
     ls_avro_ocf_meta_str(w, "snapshot-id", num);
@@ -548,11 +590,15 @@ ls_avro_ocf_t *ls_ice_mlist_new(int64_t snap_id, const int64_t *parent_id, int64
     }
     snprintf(num, sizeof num, "%lld", (long long)seq);
     ls_avro_ocf_meta_str(w, "sequence-number", num);
-    ls_avro_ocf_meta_str(w, "format-version", "2");
+    if (fv >= 3) {
+        snprintf(num, sizeof num, "%lld", (long long)first_row_id);
+        ls_avro_ocf_meta_str(w, "first-row-id", num);
+    }
+    ls_avro_ocf_meta_str(w, "format-version", fv >= 3 ? "3" : "2");
     return w;
 }
 
-void ls_ice_mlist_add(ls_avro_ocf_t *w, const ls_ice_mfile_t *m, const ls_ice_spec_t *s,
+void ls_ice_mlist_add(ls_avro_ocf_t *w, int fv, const ls_ice_mfile_t *m, const ls_ice_spec_t *s,
                       const ls_ice_mentry_t *e, size_t n)
 {
     ls_buf_t *b = ls_avro_ocf_datum(w);
@@ -607,6 +653,7 @@ void ls_ice_mlist_add(ls_avro_ocf_t *w, const ls_ice_mfile_t *m, const ls_ice_sp
     }
     ls_avro_end(b);
     ls_avro_union(b, 0); /* key_metadata */
+    if (fv >= 3) enc_opt_long(b, m->has_first_row_id ? m->first_row_id : -1);
     ls_avro_ocf_datum_done(w);
 }
 
@@ -620,7 +667,7 @@ static void enc_opt_bytes(ls_buf_t *b, const ls_av_t *v)
     }
 }
 
-void ls_ice_mlist_copy(ls_avro_ocf_t *w, const ls_av_t *r)
+void ls_ice_mlist_copy(ls_avro_ocf_t *w, int fv, const ls_av_t *r, int64_t first_row_id)
 {
     ls_buf_t *b = ls_avro_ocf_datum(w);
     const ls_av_t *path = ls_av_field(r, "manifest_path");
@@ -658,5 +705,6 @@ void ls_ice_mlist_copy(ls_avro_ocf_t *w, const ls_av_t *r)
         ls_avro_union(b, 0);
     }
     enc_opt_bytes(b, ls_av_field(r, "key_metadata"));
+    if (fv >= 3) enc_opt_long(b, first_row_id);
     ls_avro_ocf_datum_done(w);
 }

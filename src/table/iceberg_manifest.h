@@ -45,10 +45,13 @@ ls_ice_type ls_ice_result_type(const ls_ice_part_field_t *f);
 int ls_ice_pval_cmp(const ls_ice_part_field_t *f, const ls_ice_pval_t *x, const ls_ice_pval_t *y);
 
 /* A manifest file (OCF, deflate) of n entries in spec s, whose header names
- * the table schema (JSON text, schema_id) and the spec (JSON text). */
-ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, const char *schema_json, int schema_id,
-                                 const char *spec_json, const ls_ice_mentry_t *e, size_t n,
-                                 ls_buf_t *out);
+ * the table schema (JSON text, schema_id) and the spec (JSON text), in the
+ * layout of format version fv (2 or 3: v3 adds first_row_id and the
+ * deletion vector fields referenced_data_file, content_offset and
+ * content_size_in_bytes; a deletion vector's file_format is PUFFIN). */
+ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, int fv, const char *schema_json,
+                                 int schema_id, const char *spec_json, const ls_ice_mentry_t *e,
+                                 size_t n, ls_buf_t *out);
 /* Decodes a manifest written in spec s. On LS_OK *out holds *n entries
  * (free with ls_ice_mentries_free); null snapshot ids and sequence numbers
  * are returned as -1. */
@@ -66,16 +69,23 @@ typedef struct ls_ice_mfile {
     int64_t seq, min_seq, added_snapshot_id;
     int64_t added_files, existing_files, added_rows, existing_rows;
     int64_t deleted_files, deleted_rows;
+    bool has_first_row_id; /* v3 data manifests: the first row id assigned to it */
+    int64_t first_row_id;
 } ls_ice_mfile_t;
 
-/* The manifest list writer (OCF, deflate) with its header metadata. */
-ls_avro_ocf_t *ls_ice_mlist_new(int64_t snap_id, const int64_t *parent_id, int64_t seq);
-/* Appends a record for a data manifest of entries e[0..n) in spec s. */
-void ls_ice_mlist_add(ls_avro_ocf_t *w, const ls_ice_mfile_t *m, const ls_ice_spec_t *s,
+/* The manifest list writer (OCF, deflate) of format version fv with its
+ * header metadata (v3: the snapshot's first row id too). */
+ls_avro_ocf_t *ls_ice_mlist_new(int fv, int64_t snap_id, const int64_t *parent_id, int64_t seq,
+                                int64_t first_row_id);
+/* Appends a record for a manifest of entries e[0..n) in spec s (the same
+ * fv as the writer's). */
+void ls_ice_mlist_add(ls_avro_ocf_t *w, int fv, const ls_ice_mfile_t *m, const ls_ice_spec_t *s,
                       const ls_ice_mentry_t *e, size_t n);
-/* Appends a record read from another manifest list (any writer, v1 or v2),
- * re-encoded in this layout. v1 lists have no sequence numbers: 0. */
-void ls_ice_mlist_copy(ls_avro_ocf_t *w, const ls_av_t *r);
+/* Appends a record read from another manifest list (any writer, v1 to v3),
+ * re-encoded in this layout. v1 lists have no sequence numbers: 0. v3: its
+ * first_row_id is first_row_id (-1: null; the caller keeps the record's
+ * own, spec "First Row ID Assignment"). */
+void ls_ice_mlist_copy(ls_avro_ocf_t *w, int fv, const ls_av_t *r, int64_t first_row_id);
 
 /* Reads a long field of a decoded record (alt: a v1 name), else dflt. */
 int64_t ls_ice_av_long(const ls_av_t *rec, const char *name, const char *alt, int64_t dflt);

@@ -106,5 +106,6 @@ void ls_ice_datafile_clear(ls_ice_datafile_t *df)
         if (df->partition[i].n > LS_ICE_PVAL_INLINE) ls_free(df->partition[i].ext);
     ls_free(df->path);
     ls_free(df->metrics);
+    ls_free(df->referenced_data_file);
     memset(df, 0, sizeof *df);
 }

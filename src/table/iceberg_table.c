@@ -231,15 +231,26 @@ ls_status ls_ice_table_create(ls_objstore_t *os, const char *prefix, const char 
     char uuid[37];
     ls_uuid_format(&u, uuid);
     json_t *properties = json_object();
+    int fv = 2;
     for (size_t i = 0; props && props[i] && props[i + 1]; i += 2)
-        json_object_set_new(properties, props[i], json_string(props[i + 1]));
+        if (!strcmp(props[i], LS_ICE_FORMAT_VERSION_PROP)) /* not a stored property */
+            fv = atoi(props[i + 1]);
+        else
+            json_object_set_new(properties, props[i], json_string(props[i + 1]));
+    if (fv != 2 && fv != 3) {
+        snprintf(err, errlen, "format-version %d: this writer writes 2 or 3", fv);
+        json_decref(properties);
+        json_decref(schema);
+        if (committer && committer->release) committer->release(committer->arg);
+        return LS_EINVAL;
+    }
     int last_pid = 999;
     for (int i = 0; i < spec->nfields; i++)
         if (spec->fields[i].field_id > last_pid) last_pid = spec->fields[i].field_id;
     t->meta = json_pack(
         "{s:i, s:s, s:s, s:i, s:I, s:i, s:i, s:[o], s:i, s:[{s:i, s:o}], s:i, s:i, s:[{s:i, s:[]}],"
         " s:o, s:[], s:[], s:[], s:{}}",
-        "format-version", 2, "table-uuid", uuid, "location", location, "last-sequence-number", 0,
+        "format-version", fv, "table-uuid", uuid, "location", location, "last-sequence-number", 0,
         "last-updated-ms", (json_int_t)ls_clock_wall_ms(), "last-column-id", last_column_id,
         "current-schema-id", (int)json_integer_value(json_object_get(schema, "schema-id")),
         "schemas", schema, "default-spec-id", spec->spec_id, "partition-specs", "spec-id",
@@ -251,6 +262,7 @@ ls_status ls_ice_table_create(ls_objstore_t *os, const char *prefix, const char 
         ls_ice_table_free(t);
         return LS_EINVAL;
     }
+    if (fv >= 3) json_object_set_new(t->meta, "next-row-id", json_integer(0));
     t->version = 1;
     char *rel = NULL;
     ls_status st = load_spec(t);
@@ -284,9 +296,10 @@ static ls_status load_metadata(ls_ice_table_t *t, const char *rel, int version, 
     if (st != LS_OK) return st;
     json_error_t je;
     t->meta = json_loads((char *)b->data, 0, &je);
-    if (!t->meta || json_integer_value(json_object_get(t->meta, "format-version")) != 2 ||
+    json_int_t fv = t->meta ? json_integer_value(json_object_get(t->meta, "format-version")) : 0;
+    if (!t->meta || (fv != 2 && fv != 3) ||
         !json_string_value(json_object_get(t->meta, "location"))) {
-        snprintf(t->err, sizeof t->err, "%s/%s: not Iceberg v2 metadata (%s)", t->prefix, rel,
+        snprintf(t->err, sizeof t->err, "%s/%s: not Iceberg v2 or v3 metadata (%s)", t->prefix, rel,
                  t->meta ? "format-version/location" : je.text);
         return LS_ECORRUPT;
     }
@@ -630,8 +643,8 @@ ls_status ls_ice_put_manifest(ls_ice_table_t *t, const ls_ice_mentry_t *e, size_
     ls_buf_t out;
     ls_buf_init(&out);
     ls_status st = ls_ice_manifest_encode(
-        &t->spec, schema, (int)json_integer_value(json_object_get(t->meta, "current-schema-id")),
-        spec, e, n, &out);
+        &t->spec, ls_ice_table_format_version(t), schema,
+        (int)json_integer_value(json_object_get(t->meta, "current-schema-id")), spec, e, n, &out);
     free(schema);
     free(spec);
     char *u = ls_ice_new_uuid();
@@ -647,6 +660,28 @@ ls_status ls_ice_put_manifest(ls_ice_table_t *t, const ls_ice_mentry_t *e, size_
     ls_free(rel);
     ls_buf_free(&out);
     return st;
+}
+
+int ls_ice_table_format_version(const ls_ice_table_t *t)
+{
+    return (int)json_integer_value(json_object_get(t->meta, "format-version"));
+}
+
+ls_status ls_ice_table_upgrade(ls_ice_table_t *t, int fv)
+{
+    int now = ls_ice_table_format_version(t);
+    if (fv == now) return LS_OK;
+    if (fv != 3 || now != 2) {
+        snprintf(t->err, sizeof t->err,
+                 "format version %d cannot become %d (Iceberg tables only upgrade, 2 to 3)", now,
+                 fv);
+        return LS_EINVAL;
+    }
+    /* spec "Row Lineage for Upgraded Tables": ids start at 0, the snapshots
+     * before stay without them */
+    json_object_set_new(t->meta, "format-version", json_integer(3));
+    json_object_set_new(t->meta, "next-row-id", json_integer(0));
+    return LS_OK;
 }
 
 /* ---- commits: append, rewrite, overwrite, expire ------------------------- */
@@ -706,7 +741,11 @@ static ls_status commit_files(ls_ice_table_t *t, const ls_ice_datafile_t *files,
     int64_t last_updated = (int64_t)json_integer_value(json_object_get(t->meta, "last-updated-ms"));
     if (now_ms < last_updated) now_ms = last_updated;
     json_t *parent = current_snapshot(t);
+    int fv = ls_ice_table_format_version(t);
+    int64_t first_row_id = (int64_t)json_integer_value(json_object_get(t->meta, "next-row-id"));
     mlist_build_t mb = {
+        .fv = fv,
+        .next_row_id = first_row_id,
         .seq = (int64_t)json_integer_value(json_object_get(t->meta, "last-sequence-number")) + 1,
         .rm = rm};
     do {
@@ -838,6 +877,11 @@ static ls_status commit_files(ls_ice_table_t *t, const ls_ice_datafile_t *files,
         summary, "schema-id", json_integer_value(json_object_get(t->meta, "current-schema-id")));
     ls_free(list);
     if (parent) json_object_set(snap, "parent-snapshot-id", json_object_get(parent, "snapshot-id"));
+    if (fv >= 3) { /* spec "Snapshot Row IDs": the ids this snapshot's list assigned */
+        json_object_set_new(snap, "first-row-id", json_integer(first_row_id));
+        json_object_set_new(snap, "added-rows", json_integer(mb.next_row_id - first_row_id));
+        json_object_set_new(next, "next-row-id", json_integer(mb.next_row_id));
+    }
 
     json_array_append_new(json_object_get(next, "snapshots"), snap);
     json_object_set_new(next, "current-snapshot-id", json_integer(mb.snap_id));

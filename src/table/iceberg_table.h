@@ -252,6 +252,14 @@ typedef struct ls_ice_datafile {
     ls_ice_pval_t partition[LS_ICE_MAX_PART]; /* transformed values, in spec order */
     ls_ice_colmetric_t *metrics;
     size_t nmetrics;
+    /* format version 3 (spec "Row Lineage"): the _row_id of the file's first
+     * row, when assigned (a new file's is inherited from its manifest) */
+    bool has_first_row_id;
+    int64_t first_row_id;
+    /* a deletion vector (table/deletion_vector.h; content_size > 0): the data
+     * file it deletes from (owned) and its blob's bytes in the Puffin file */
+    char *referenced_data_file;
+    int64_t content_offset, content_size;
 } ls_ice_datafile_t;
 
 /* Fills metrics (column_sizes, value_counts, null_value_counts for every
@@ -262,6 +270,15 @@ void ls_ice_datafile_metrics(ls_ice_datafile_t *df, const ls_pq_writer_t *w);
 void ls_ice_datafile_clear(ls_ice_datafile_t *df);
 
 typedef struct ls_ice_table ls_ice_table_t;
+
+/* The creation property (ls_ice_table_create's props) that sets the
+ * table's format version, "2" (the default) or "3", as Iceberg's
+ * format-version table property does; it is not stored as a property. */
+#define LS_ICE_FORMAT_VERSION_PROP "format-version"
+/* The reserved field ids of the row lineage columns (spec "Reserved Field
+ * IDs"): _row_id and _last_updated_sequence_number. */
+#define LS_ICE_FID_ROW_ID 2147483540
+#define LS_ICE_FID_LAST_UPDATED_SEQ 2147483539
 
 /* A catalog's commit point. commit() makes the metadata file `key` (URI
  * `location`, layout version `version`) the table's current metadata iff
@@ -306,6 +323,17 @@ void ls_ice_table_free(ls_ice_table_t *t);
  * LS_OK, or the store's status (with ls_ice_table_error): best-effort for
  * the caller, path readers only lag until a later call or commit. */
 ls_status ls_ice_table_publish(ls_ice_table_t *t);
+
+/* The table's format version: 2, or 3 (row lineage: every snapshot
+ * assigns row ids to the data files it adds, spec "Row Lineage"; deletes
+ * are deletion vectors, table/deletion_vector.h). */
+int ls_ice_table_format_version(const ls_ice_table_t *t);
+/* Raises the format version to fv from the next commit on (2 to 3: the
+ * table's next-row-id starts at 0; snapshots before keep no row ids). The
+ * same version: nothing. LS_EINVAL (reason in ls_ice_table_error) for a
+ * downgrade or a version this writer does not write: Iceberg tables never
+ * go back. */
+ls_status ls_ice_table_upgrade(ls_ice_table_t *t, int fv);
 
 /* Uploads a data file (create-only) as <prefix>/data/<partition path>/<uuid>.<ext>
  * and sets df->path and df->file_size. */

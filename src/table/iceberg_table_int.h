@@ -63,6 +63,8 @@ typedef struct removal {
 } removal_t;
 typedef struct mlist_build {
     ls_avro_ocf_t *w;
+    int fv;              /* the table's format version */
+    int64_t next_row_id; /* v3: the next row id to assign (spec "First Row ID Assignment") */
     int64_t snap_id, seq;
     int replaced, created;
     removal_t *rm; /* NULL: an append */

@@ -208,8 +208,21 @@ void ls_pqr_rows_free(ls_pqr_rows_t *rs);
  * id on another path or a type not widened; read errors are returned as
  * they are, writer errors as ls_pq_end_row reports them. */
 ls_status ls_pqr_copy_rows(ls_pqr_t *r, ls_pq_writer_t *w, char *err, size_t errlen);
+/* Values a copy fills in where the file has none (the column missing or
+ * the row's value null), for top-level optional INT64 writer columns: the
+ * one with field id pos_field_id gets pos_base + the row's position in the
+ * file, the one with const_field_id const_value (Iceberg's row lineage:
+ * _row_id and _last_updated_sequence_number). A field id < 0: none. */
+typedef struct ls_pqr_fill {
+    int pos_field_id;
+    int64_t pos_base;
+    int const_field_id;
+    int64_t const_value;
+} ls_pqr_fill_t;
+
 /* The same, leaving out every row i (counted from 0 over the whole file)
- * with drop[i] != 0; drop holds ls_pqr_num_rows(r) flags (NULL: keep all). */
-ls_status ls_pqr_copy_rows_except(ls_pqr_t *r, ls_pq_writer_t *w, const uint8_t *drop, char *err,
-                                  size_t errlen);
+ * with drop[i] != 0; drop holds ls_pqr_num_rows(r) flags (NULL: keep all);
+ * fill (NULL: none) says what the file lacks. */
+ls_status ls_pqr_copy_rows_except(ls_pqr_t *r, ls_pq_writer_t *w, const uint8_t *drop,
+                                  const ls_pqr_fill_t *fill, char *err, size_t errlen);
 #endif

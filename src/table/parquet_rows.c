@@ -318,11 +318,20 @@ static void put_projected(ls_pq_writer_t *w, int col, int ftype, const ls_pq_col
 
 ls_status ls_pqr_copy_rows(ls_pqr_t *r, ls_pq_writer_t *w, char *err, size_t errlen)
 {
-    return ls_pqr_copy_rows_except(r, w, NULL, err, errlen);
+    return ls_pqr_copy_rows_except(r, w, NULL, NULL, err, errlen);
 }
 
-ls_status ls_pqr_copy_rows_except(ls_pqr_t *r, ls_pq_writer_t *w, const uint8_t *drop, char *err,
-                                  size_t errlen)
+/* Which fill writer column c takes: 1 the position's, 2 the constant, 0 none. */
+static int fill_kind(const ls_pqr_fill_t *fill, const ls_pq_colstats_t *c)
+{
+    if (!fill || c->type != LS_PQ_INT64 || c->max_rep != 0 || c->max_def != 1) return 0;
+    if (c->field_id == fill->pos_field_id && fill->pos_field_id >= 0) return 1;
+    if (c->field_id == fill->const_field_id && fill->const_field_id >= 0) return 2;
+    return 0;
+}
+
+ls_status ls_pqr_copy_rows_except(ls_pqr_t *r, ls_pq_writer_t *w, const uint8_t *drop,
+                                  const ls_pqr_fill_t *fill, char *err, size_t errlen)
 {
     size_t nwc = ls_pq_ncolumns(w);
     proj_t *proj = LS_NEWN(proj_t, nwc + 1);
@@ -331,19 +340,28 @@ ls_status ls_pqr_copy_rows_except(ls_pqr_t *r, ls_pq_writer_t *w, const uint8_t 
         ls_free(proj);
         return st;
     }
+    int *fills = LS_NEWN(int, nwc + 1);
+    for (size_t k = 0; k < nwc; k++)
+        fills[k] = fill_kind(fill, ls_pq_column_stats(w, (int)k));
     int64_t row = 0;
     for (int g = 0; g < r->nrgs && st == LS_OK; g++) {
         ls_pqr_rows_t *rs = ls_pqr_rows_new(r, g, NULL, 0, &st, err, errlen);
         if (!rs) break;
         int rc;
         while ((rc = ls_pqr_rows_next(rs)) == 1) {
-            if (drop && drop[row++]) continue;
+            int64_t at = row++;
+            if (drop && drop[at]) continue;
             for (size_t k = 0; k < nwc; k++) {
                 const proj_t *p = &proj[k];
                 int ftype = ls_pqr_column(r, p->src)->type;
                 const ls_pq_colstats_t *c = ls_pq_column_stats(w, (int)k);
                 const ls_pqr_triple_t *t;
                 size_t n = ls_pqr_rows_col(rs, (size_t)p->src, &t);
+                if (fills[k] && (!p->present || !n || p->defmap[t[0].def] < c->max_def)) {
+                    ls_pq_put_i64(w, (int)k, 0,
+                                  fills[k] == 1 ? fill->pos_base + at : fill->const_value);
+                    continue;
+                }
                 for (size_t i = 0; i < n; i++)
                     if (t[i].rep <= p->keep_rep) put_projected(w, (int)k, ftype, c, p, &t[i]);
             }
@@ -359,6 +377,7 @@ ls_status ls_pqr_copy_rows_except(ls_pqr_t *r, ls_pq_writer_t *w, const uint8_t 
         }
         ls_pqr_rows_free(rs);
     }
+    ls_free(fills);
     ls_free(proj);
     return st;
 }

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "table/deletion_vector.h"
 #include "table/parquet_reader.h"
 
 static const ls_pq_field_t posdel_fields[] = {
@@ -51,6 +52,7 @@ typedef struct del_file {
     char *path;
     char **targets;
     size_t ntargets;
+    bool dv; /* a deletion vector: one target, all its deleted rows */
 } del_file_t;
 
 /* A row of the index: which delete file holds it too. */
@@ -152,6 +154,31 @@ static ls_status read_rows(ls_posdel_t *d, size_t fi, const uint8_t *data, size_
     return st;
 }
 
+/* The positions of the deletion vector blob in data[0..len) into d,
+ * naming its referenced data file (f is d->files[fi]). */
+static ls_status read_dv(ls_posdel_t *d, size_t fi, const char *data_path, const uint8_t *data,
+                         size_t len, char *err, size_t errlen)
+{
+    del_file_t *f = &d->files[fi];
+    int64_t *pos;
+    size_t n;
+    char why[256];
+    if (ls_dv_decode(data, len, &pos, &n, why, sizeof why) != LS_OK) {
+        snprintf(err, errlen, "deletion vector %s: %s", f->path, why);
+        return LS_ECORRUPT;
+    }
+    const char *target = target_of(f, (const uint8_t *)data_path, strlen(data_path));
+    for (size_t i = 0; i < n; i++) {
+        if (d->nrows == d->cap) {
+            d->cap = d->cap ? d->cap * 2 : 256;
+            d->rows = ls_realloc(d->rows, d->cap * sizeof *d->rows);
+        }
+        d->rows[d->nrows++] = (idx_row_t){target, pos[i], fi};
+    }
+    ls_free(pos);
+    return LS_OK;
+}
+
 ls_status ls_posdel_load(ls_ice_table_t *t, const ls_ice_mentry_t *live, size_t n,
                          ls_posdel_t **out, uint64_t *bytes_read, char *err, size_t errlen)
 {
@@ -160,16 +187,23 @@ ls_status ls_posdel_load(ls_ice_table_t *t, const ls_ice_mentry_t *live, size_t 
     ls_buf_t raw;
     ls_buf_init(&raw);
     for (size_t i = 0; i < n && st == LS_OK; i++) {
-        if (live[i].df.content != LS_ICE_CONTENT_POSITION_DELETES) continue;
+        const ls_ice_datafile_t *df = &live[i].df;
+        if (df->content != LS_ICE_CONTENT_POSITION_DELETES) continue;
+        bool dv = df->content_size > 0;
         d->files = ls_realloc(d->files, (d->nfiles + 1) * sizeof *d->files);
         del_file_t *f = &d->files[d->nfiles++];
-        *f = (del_file_t){.path = ls_strdup(live[i].df.path)};
-        if ((st = ls_ice_table_get_file(t, f->path, &raw)) != LS_OK) {
+        *f = (del_file_t){.path = ls_strdup(df->path), .dv = dv};
+        st = dv ? ls_ice_table_get_range(t, f->path, (uint64_t)df->content_offset,
+                                         (uint64_t)df->content_size, &raw)
+                : ls_ice_table_get_file(t, f->path, &raw);
+        if (st != LS_OK) {
             snprintf(err, errlen, "reading %s: %s", f->path, ls_ice_table_error(t));
             break;
         }
         *bytes_read += raw.len;
-        st = read_rows(d, d->nfiles - 1, raw.data, raw.len, err, errlen);
+        st =
+            dv ? read_dv(d, d->nfiles - 1, df->referenced_data_file, raw.data, raw.len, err, errlen)
+               : read_rows(d, d->nfiles - 1, raw.data, raw.len, err, errlen);
     }
     ls_buf_free(&raw);
     if (st != LS_OK) {
@@ -270,13 +304,24 @@ size_t ls_posdel_rows_of(const ls_posdel_t *d, const char *const *del_paths, siz
     return m;
 }
 
+const char *ls_posdel_dv_of(const ls_posdel_t *d, const char *data_path)
+{
+    for (size_t i = 0; d && i < d->nfiles; i++)
+        if (d->files[i].dv && d->files[i].ntargets == 1 &&
+            !strcmp(d->files[i].targets[0], data_path))
+            return d->files[i].path;
+    return NULL;
+}
+
 bool ls_posdel_covered(const ls_posdel_t *d, const char *del_path,
                        bool (*gone)(void *arg, const char *data_path), void *arg)
 {
     ssize_t i = file_index(d, del_path);
     if (i < 0) return false;
-    for (size_t k = 0; k < d->files[i].ntargets; k++)
-        if (!gone(arg, d->files[i].targets[k])) return false;
+    const del_file_t *f = &d->files[i];
+    for (size_t k = 0; k < f->ntargets; k++)
+        if (!gone(arg, f->targets[k]) && (f->dv || !ls_posdel_dv_of(d, f->targets[k])))
+            return false;
     return true;
 }
 

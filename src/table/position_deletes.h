@@ -30,10 +30,10 @@ const ls_pq_field_t *ls_posdel_fields(size_t *n);
 
 typedef struct ls_posdel ls_posdel_t;
 
-/* Reads every position delete file among live[0..n) (ls_ice_table_live_entries)
- * into *out; *bytes_read adds what was read. A delete file that cannot be
- * read fails the call (its rows would come back otherwise): the store's
- * status, or LS_ECORRUPT, with the reason in err. */
+/* Reads every position delete file and deletion vector among live[0..n)
+ * (ls_ice_table_live_entries) into *out; *bytes_read adds what was read. A delete file that cannot
+ * be read fails the call (its rows would come back otherwise): the store's status, or LS_ECORRUPT,
+ * with the reason in err. */
 ls_status ls_posdel_load(ls_ice_table_t *t, const ls_ice_mentry_t *live, size_t n,
                          ls_posdel_t **out, uint64_t *bytes_read, char *err, size_t errlen);
 void ls_posdel_free(ls_posdel_t *d);
@@ -43,8 +43,14 @@ void ls_posdel_free(ls_posdel_t *d);
 int64_t ls_posdel_mark(const ls_posdel_t *d, const char *path, uint8_t *flags, int64_t nrows);
 /* How many distinct rows of path the index deletes. */
 int64_t ls_posdel_count(const ls_posdel_t *d, const char *path);
+/* The path of the deletion vector (table/deletion_vector.h) the index
+ * holds for the data file at data_path, or NULL. */
+const char *ls_posdel_dv_of(const ls_posdel_t *d, const char *data_path);
 /* Whether the delete file at del_path names only data files gone() says
- * are gone (a delete file the index does not hold: false). */
+ * are gone (a delete file the index does not hold: false). A position
+ * delete file's data file that has a deletion vector counts as gone: a
+ * vector holds every deleted row of its file (format version 3 merges the
+ * older deletes into it). */
 bool ls_posdel_covered(const ls_posdel_t *d, const char *del_path,
                        bool (*gone)(void *arg, const char *data_path), void *arg);
 

@@ -183,6 +183,10 @@ int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *me
     if (metadata_path && (!path || strcmp(path, metadata_path) != 0))
         json_array_append_new(updates, json_pack("{s:s, s:{s:s}}", "action", "set-properties",
                                                  "updates", "write.metadata.path", metadata_path));
+    json_int_t fv = json_integer_value(json_object_get(ours, "format-version"));
+    if (fv > json_integer_value(json_object_get(theirs, "format-version")))
+        json_array_append_new(updates, json_pack("{s:s, s:I}", "action", "upgrade-format-version",
+                                                 "format-version", fv));
     add_missing(updates, ours, theirs, "schemas", "schema-id", "add-schema", "schema",
                 "current-schema-id", "set-current-schema", "schema-id");
     add_missing(updates, ours, theirs, "partition-specs", "spec-id", "add-spec", "spec",

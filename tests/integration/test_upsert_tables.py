@@ -6,6 +6,8 @@ newest table version: exactly the model's keys, each once, with its latest
 value; the table's history shows the copy-on-write overwrite commits, and
 the first snapshot still reads as it was (time travel)."""
 
+import json
+import os
 import random
 import time
 
@@ -184,6 +186,56 @@ def test_merge_on_read_upsert_table_equals_the_model(broker_factory):
                                                    for d in x.delete_files})
     assert num(cur, "total-records") - num(cur, "total-position-deletes") == len(model)
     assert table_state(t, snap) == state
+
+
+MOR_V3 = dict(MOR, **{"lakestream.table.format.version": "3"})
+
+
+def puffin_referenced(path):
+    """The referenced-data-file of the one deletion vector in the Puffin
+    file at path, from its footer (Puffin spec: magic, JSON, its length,
+    flags, magic)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:4] == b"PFA1" and data[-4:] == b"PFA1"
+    n = int.from_bytes(data[-12:-8], "little")
+    footer = json.loads(data[-12 - n:-12])
+    (blob,) = footer["blobs"]
+    assert blob["type"] == "deletion-vector-v1"
+    return blob["properties"]["referenced-data-file"]
+
+
+def test_v3_merge_on_read_upsert_table_equals_the_model(broker_factory):
+    """format.version=3 (issue 35): the same rounds write one deletion
+    vector (a Puffin file) per data file instead of position delete files;
+    PyIceberg reads the model after every round; no data file ever has two
+    live vectors; the maintenance drops the vectors of the files it copies;
+    every snapshot assigns row ids (first-row-id, added-rows) and the
+    table's next-row-id stays above them."""
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    topic, tdir = upsert_topic(b, "upv3", **MOR_V3)
+
+    def check(t, model):
+        assert t.metadata.format_version == 3
+        vectors = {d.file_path for x in t.scan().plan_files() for d in x.delete_files}
+        named = [puffin_referenced(iceberg_util.local_path(v)) for v in vectors]
+        assert all(v.endswith(".puffin") for v in vectors), vectors
+        assert len(set(named)) == len(named), "a data file with two live vectors"
+        live = {x.file.file_path for x in t.scan().plan_files()}
+        assert set(named) <= live, "a vector of a data file no longer live"
+    t, model, _ = model_rounds(b, topic, tdir, seed=38, check=check)
+    sums = [s.summary for s in t.metadata.snapshots]
+    assert any(int(s.get("added-position-deletes") or 0) > 0 for s in sums), sums
+    assert any(int(s.get("removed-delete-files") or 0) > 0 for s in sums
+               if s.operation.value == "replace"), "no rewrite dropped a vector"
+    with open(iceberg_util.current_metadata(tdir)) as f:
+        md = json.load(f)
+    firsts = [(s["first-row-id"], s["added-rows"]) for s in md["snapshots"]]
+    assert all(f >= 0 and a >= 0 for f, a in firsts), firsts
+    assert md["next-row-id"] >= max(f + a for f, a in firsts)
+    assert not any(n.endswith(".deletes.parquet")
+                   for _, _, fs in os.walk(os.path.join(tdir, "data")) for n in fs)
 
 
 def test_merge_on_read_is_refused_where_it_cannot_apply(broker):

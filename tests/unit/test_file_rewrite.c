@@ -428,18 +428,26 @@ TEST(copy_on_write_drops_rows)
     ls_objstore_close(os);
 }
 
-/* A raw table wh/ns/<name> in os, partitioned by spec (unpartitioned
- * when it has no field); NULL on a failure. */
-static ls_ice_table_t *raw_table(ls_objstore_t *os, const char *name, const ls_ice_spec_t *spec)
+/* A raw table wh/ns/<name> in os of format version fv, partitioned by
+ * spec (unpartitioned when it has no field); NULL on a failure. */
+static ls_ice_table_t *raw_table_v(ls_objstore_t *os, const char *name, const ls_ice_spec_t *spec,
+                                   int fv)
 {
-    char prefix[64], loc[80], err[512];
+    char prefix[64], loc[80], err[512], v[8];
     snprintf(prefix, sizeof prefix, "wh/ns/%s", name);
     snprintf(loc, sizeof loc, "mem://%s", prefix);
+    snprintf(v, sizeof v, "%d", fv);
+    const char *props[] = {LS_ICE_FORMAT_VERSION_PROP, v, NULL};
     ls_ice_table_t *t = NULL;
     if (ls_ice_table_create(os, prefix, loc, ls_raw_iceberg_schema_json(), LS_RAW_LAST_COLUMN_ID,
-                            spec, NULL, NULL, &t, err, sizeof err) != LS_OK)
+                            spec, props, NULL, &t, err, sizeof err) != LS_OK)
         return NULL;
     return t;
+}
+
+static ls_ice_table_t *raw_table(ls_objstore_t *os, const char *name, const ls_ice_spec_t *spec)
+{
+    return raw_table_v(os, name, spec, 2);
 }
 
 /* Merge-on-read options for a raw table: 1 MiB files, min_files. */
@@ -947,6 +955,250 @@ TEST(copy_on_write_reads_key_columns_only)
     ls_objstore_close(os);
 }
 
+/* ---- format version 3: row lineage and deletion vectors ------------------ */
+
+/* The values of the INT64 columns a and b of the data file at path, row by
+ * row (nulls as -1), into va/vb (at most cap); the row count, or -1. */
+static int64_t two_columns(ls_ice_table_t *t, const char *path, const char *a, const char *b,
+                           int64_t *va, int64_t *vb, int64_t cap)
+{
+    ls_buf_t raw;
+    ls_buf_init(&raw);
+    ls_status st;
+    char err[256];
+    ls_pqr_t *r = ls_ice_table_get_file(t, path, &raw) == LS_OK
+                      ? ls_pqr_open(raw.data, raw.len, &st, err, sizeof err)
+                      : NULL;
+    int ca = r ? ls_pqr_column_index(r, a) : -1, cb = r ? ls_pqr_column_index(r, b) : -1;
+    int64_t n = ca >= 0 && cb >= 0 ? 0 : -1;
+    for (int rg = 0; n >= 0 && rg < ls_pqr_num_row_groups(r); rg++) {
+        ls_pqr_flat_t fa, fb;
+        if (ls_pqr_read_flat(r, rg, ca, &fa, err, sizeof err) != LS_OK) return -1;
+        if (ls_pqr_read_flat(r, rg, cb, &fb, err, sizeof err) != LS_OK) return -1;
+        for (int64_t k = 0; k < fa.n && n < cap; k++, n++) {
+            va[n] = fa.v[k].def == fa.max_def ? fa.v[k].v.i64 : -1;
+            vb[n] = fb.v[k].def == fb.max_def ? fb.v[k].v.i64 : -1;
+        }
+        ls_pqr_flat_free(&fa);
+        ls_pqr_flat_free(&fb);
+    }
+    ls_pqr_free(r);
+    ls_buf_free(&raw);
+    return n;
+}
+
+/* Every live data file of t: its rows' _row_id (stored, else its first row
+ * id plus the position) is unique and, for offsets below 40 (rows the
+ * test's first four appends added in offset order to an empty table), the
+ * offset; stored _last_updated_sequence_number values are the data
+ * sequence numbers of those appends (1 for offsets 0..9, 2 for 10..19,
+ * ...). Returns the rows checked. */
+static int64_t check_lineage(ls_ice_table_t *t)
+{
+    ls_ice_mentry_t *live;
+    size_t n;
+    if (ls_ice_table_live_entries(t, &live, &n) != LS_OK) return -1;
+    int64_t rows = 0, off[400], rid[400], seq[400], seq_col[400];
+    uint8_t used[400] = {0};
+    for (size_t i = 0; i < n && rows >= 0; i++) {
+        if (live[i].df.content != LS_ICE_CONTENT_DATA) continue;
+        if (!live[i].df.has_first_row_id) rows = -2;
+        int64_t m = two_columns(t, live[i].df.path, "offset", "_row_id", off, rid, 400);
+        bool stored = m >= 0;
+        if (!stored)
+            m = two_columns(t, live[i].df.path, "offset", "offset", off, rid, 400);
+        else
+            two_columns(t, live[i].df.path, "offset", "_last_updated_sequence_number", seq_col, seq,
+                        400);
+        for (int64_t k = 0; rows >= 0 && k < m; k++) {
+            int64_t id = stored ? rid[k] : live[i].df.first_row_id + k;
+            int64_t s = stored ? seq[k] : live[i].seq;
+            if (off[k] < 40 ? id != off[k] : id < 40) rows = -3;
+            if (id < 0 || id >= 400 || used[id]++) rows = -6;
+            if (stored && s != off[k] / 10 + 1) rows = -4;
+            if (!stored && s < 1) rows = -5;
+            if (rows >= 0) rows++;
+        }
+    }
+    ls_ice_mentries_free(live, n);
+    return rows;
+}
+
+static bool drop_sevenths(void *arg, const uint8_t *key, size_t len)
+{
+    (void)arg;
+    long long off = key_number(key, len, "value %lld");
+    return off >= 0 && off % 7 == 0;
+}
+
+/* A table of format version 3, merge-on-read: every data file gets its
+ * first row id from the snapshot that added it; deletes are one deletion
+ * vector (.puffin) per data file, and a second delete of a file's rows
+ * replaces its vector by one holding old and new positions; the
+ * maintenance rewrite drops the vectors of the files it copies and the
+ * copies keep every row's _row_id and _last_updated_sequence_number; a
+ * copy-on-write copy of such a copy keeps them again. */
+TEST(v3_deletion_vectors_and_row_lineage)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    char err[512] = "";
+    ls_ice_table_t *t = raw_table_v(os, "v3", &spec, 3);
+    CHECK(t != NULL);
+    CHECK_EQ_INT(ls_ice_table_format_version(t), 3);
+    uint64_t bytes = 0, smallest = 0;
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(append_rows(t, i * 10, (i + 1) * 10, &bytes, &smallest), LS_OK);
+    CHECK_EQ_INT(check_lineage(t), 40);
+    ls_pq_opts_t pq;
+    ls_pq_opts_init(&pq);
+    ls_file_rewrite_opts_t o = mor_opts(&pq, 4);
+    ls_file_cow_t cow;
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_fifths, NULL, &cow, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(cow.rows_dropped, 8);
+    CHECK_EQ_INT(cow.nremoved, 0);
+    CHECK_EQ_INT(cow.nadded, 4); /* one vector per data file */
+    for (size_t i = 0; i < cow.nadded; i++) {
+        CHECK(strstr(cow.added[i].path, ".puffin"));
+        CHECK(cow.added[i].referenced_data_file != NULL);
+        CHECK_EQ_INT(cow.added[i].record_count, 2);
+        CHECK(cow.added[i].content_offset == 4 && cow.added[i].content_size > 12);
+    }
+    CHECK_EQ_INT(
+        ls_ice_table_overwrite(t, NULL, 0, cow.added, cow.nadded, NULL, ls_clock_wall_ms(), NULL),
+        LS_OK);
+    ls_file_cow_clear(&cow);
+    uint8_t seen[40];
+    size_t ndel;
+    memset(seen, 0, sizeof seen);
+    CHECK_EQ_INT(visible_offsets(t, seen, 40, &ndel), 32);
+    CHECK_EQ_INT(ndel, 4);
+    /* more deletes in the same files: each vector is replaced, never added to */
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_sevenths, NULL, &cow, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(cow.rows_dropped, 4); /* 7, 14, 21, 28 (0 and 35 are gone already) */
+    CHECK_EQ_INT(cow.nremoved, 3);     /* the vectors of files 0-9, 10-19, 20-29 */
+    CHECK_EQ_INT(cow.nadded, 3);
+    CHECK_EQ_INT(ls_ice_table_overwrite(t, (const char *const *)cow.removed, cow.nremoved,
+                                        cow.added, cow.nadded, NULL, ls_clock_wall_ms(), NULL),
+                 LS_OK);
+    ls_file_cow_clear(&cow);
+    CHECK(!strcmp(ls_ice_table_summary(t, "total-delete-files"), "4"));
+    CHECK(!strcmp(ls_ice_table_summary(t, "total-position-deletes"), "12"));
+    memset(seen, 0, sizeof seen);
+    CHECK_EQ_INT(visible_offsets(t, seen, 40, &ndel), 28);
+    for (int k = 0; k < 40; k++)
+        CHECK_EQ_INT(seen[k], k % 5 && k % 7 ? 1 : 0);
+    /* maintenance: the files deletes took 30 % of are copied alone, and
+     * their vectors go with them (30-39 lost 20 %: it keeps its vector) */
+    ls_file_rewrite_stats_t rs = {0};
+    CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(rs.commits, 1);
+    CHECK_EQ_INT(rs.files_removed, 3);
+    CHECK_EQ_INT(rs.files_added, 3);
+    CHECK_EQ_INT(rs.delete_files_removed, 3);
+    CHECK_EQ_INT(rs.delete_files_added, 0);
+    CHECK(!strcmp(ls_ice_table_summary(t, "total-delete-files"), "1"));
+    CHECK_EQ_INT(check_lineage(t), 30); /* 21 copied rows and 30-39 */
+    memset(seen, 0, sizeof seen);
+    CHECK_EQ_INT(visible_offsets(t, seen, 40, &ndel), 28);
+    /* appended rows after the rewrite: ids from the table's next-row-id */
+    CHECK_EQ_INT(append_rows(t, 40, 50, &bytes, &smallest), LS_OK);
+    CHECK_EQ_INT(check_lineage(t), 40);
+    /* copy-on-write of the rewritten file keeps its stored lineage */
+    o.merge_on_read = false;
+    long long k11 = 11;
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_one, &k11, &cow, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(cow.nremoved, 1);
+    CHECK_EQ_INT(ls_ice_table_overwrite(t, (const char *const *)cow.removed, cow.nremoved,
+                                        cow.added, cow.nadded, NULL, ls_clock_wall_ms(), NULL),
+                 LS_OK);
+    ls_file_cow_clear(&cow);
+    CHECK_EQ_INT(check_lineage(t), 39);
+    /* a lower version is refused: Iceberg tables never go back */
+    CHECK_EQ_INT(ls_ice_table_upgrade(t, 2), LS_EINVAL);
+    CHECK(strstr(ls_ice_table_error(t), "only upgrade"));
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
+static bool drop_7_57(void *arg, const uint8_t *key, size_t len)
+{
+    (void)arg;
+    long long off = key_number(key, len, "value %lld");
+    return off == 7 || off == 57;
+}
+
+/* A merge-on-read table upgraded from 2 to 3: its position delete files
+ * stay valid; the first deletes after the upgrade write vectors that hold
+ * those files' rows too, and the maintenance then drops every position
+ * delete file whose data files all have vectors. Rows appended before the
+ * upgrade get row ids at the first v3 commit. */
+TEST(v3_upgrade_keeps_position_deletes_until_vectors_cover_them)
+{
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_ice_spec_t spec = {0};
+    char err[512] = "";
+    ls_ice_table_t *t = raw_table(os, "up", &spec);
+    CHECK(t != NULL);
+    uint64_t bytes = 0, smallest = 0;
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ_INT(append_rows(t, i * 50, (i + 1) * 50, &bytes, &smallest), LS_OK);
+    ls_pq_opts_t pq;
+    ls_pq_opts_init(&pq);
+    ls_file_rewrite_opts_t o = mor_opts(&pq, 1000);
+    ls_file_cow_t cow;
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_fifths, NULL, &cow, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(cow.nadded, 1); /* a v2 position delete file */
+    CHECK(strstr(cow.added[0].path, ".deletes.parquet"));
+    CHECK_EQ_INT(
+        ls_ice_table_overwrite(t, NULL, 0, cow.added, cow.nadded, NULL, ls_clock_wall_ms(), NULL),
+        LS_OK);
+    ls_file_cow_clear(&cow);
+    CHECK_EQ_INT(ls_ice_table_upgrade(t, 3), LS_OK);
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_7_57, NULL, &cow, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(cow.nadded, 2); /* 7 and 57: a vector each, with the fifths of its file */
+    for (size_t i = 0; i < cow.nadded; i++)
+        CHECK_EQ_INT(cow.added[i].record_count, 11);
+    CHECK_EQ_INT(
+        ls_ice_table_overwrite(t, NULL, 0, cow.added, cow.nadded, NULL, ls_clock_wall_ms(), NULL),
+        LS_OK);
+    ls_file_cow_clear(&cow);
+    CHECK_EQ_INT(ls_ice_table_format_version(t), 3);
+    uint8_t seen[100];
+    size_t ndel;
+    memset(seen, 0, sizeof seen);
+    CHECK_EQ_INT(visible_offsets(t, seen, 100, &ndel), 78);
+    CHECK_EQ_INT(ndel, 3);
+    /* the first v3 commit gave every data file ids, disjoint, from 0 */
+    ls_ice_mentry_t *live;
+    size_t n;
+    CHECK_EQ_INT(ls_ice_table_live_entries(t, &live, &n), LS_OK);
+    int64_t firsts = 0;
+    for (size_t i = 0; i < n; i++)
+        if (live[i].df.content == LS_ICE_CONTENT_DATA) {
+            CHECK(live[i].df.has_first_row_id);
+            CHECK(live[i].df.first_row_id == 0 || live[i].df.first_row_id == 50);
+            firsts += live[i].df.first_row_id;
+        }
+    CHECK_EQ_INT(firsts, 50);
+    ls_ice_mentries_free(live, n);
+    ls_file_rewrite_stats_t rs = {0};
+    CHECK_EQ_INT(ls_file_rewrite(t, &o, ls_clock_wall_ms(), &rs, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(rs.commits, 1);
+    CHECK_EQ_INT(rs.files_removed, 0);        /* 22 % deleted: below the ratio */
+    CHECK_EQ_INT(rs.delete_files_removed, 1); /* the position delete file */
+    memset(seen, 0, sizeof seen);
+    CHECK_EQ_INT(visible_offsets(t, seen, 100, &ndel), 78);
+    CHECK_EQ_INT(ndel, 2);
+    for (int k = 0; k < 100; k++)
+        CHECK_EQ_INT(seen[k], k % 5 && k != 7 && k != 57 ? 1 : 0);
+    ls_ice_table_free(t);
+    ls_objstore_close(os);
+}
+
 int main(void)
 {
     RUN(copy_on_write_drops_rows);
@@ -954,6 +1206,8 @@ int main(void)
     RUN(merge_on_read_compacts_deletes_by_ratio);
     RUN(merge_on_read_thousand_commits);
     RUN(merge_on_read_unreadable_delete_file_stops);
+    RUN(v3_deletion_vectors_and_row_lineage);
+    RUN(v3_upgrade_keeps_position_deletes_until_vectors_cover_them);
     RUN(copy_on_write_reads_key_columns_only);
     RUN(plan_takes_runs_per_partition);
     RUN(plan_keeps_big_files_out);

@@ -411,10 +411,10 @@ static void check_decodes_back(const ls_buf_t *m, const ls_ice_spec_t *s, const 
 static void read_mlist(const ls_ice_spec_t *s, ls_ice_mentry_t *e, size_t n, ls_buf_t *l,
                        ls_avro_file_t *af)
 {
-    ls_avro_ocf_t *w = ls_ice_mlist_new(7, NULL, 1);
+    ls_avro_ocf_t *w = ls_ice_mlist_new(2, 7, NULL, 1, 0);
     ls_ice_mfile_t mf = {0};
     mf.path = "file:///t/metadata/m.avro";
-    ls_ice_mlist_add(w, &mf, s, e, n);
+    ls_ice_mlist_add(w, 2, &mf, s, e, n);
     ls_buf_init(l);
     CHECK_EQ_INT(ls_avro_ocf_finish(w, l), LS_OK);
     ls_avro_ocf_free(w);
@@ -465,7 +465,7 @@ TEST(value_partitions_in_manifests)
     }
     ls_buf_t m;
     ls_buf_init(&m);
-    CHECK_EQ_INT(ls_ice_manifest_encode(&s, "{}", 0, "[]", e, 3, &m), LS_OK);
+    CHECK_EQ_INT(ls_ice_manifest_encode(&s, 2, "{}", 0, "[]", e, 3, &m), LS_OK);
     ls_avro_file_t af;
     char err[256];
     CHECK_EQ_INT(ls_avro_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
@@ -547,7 +547,7 @@ TEST(float_and_boolean_partitions)
 
     ls_buf_t m;
     ls_buf_init(&m);
-    CHECK_EQ_INT(ls_ice_manifest_encode(&s, "{}", 0, "[]", e, 4, &m), LS_OK);
+    CHECK_EQ_INT(ls_ice_manifest_encode(&s, 2, "{}", 0, "[]", e, 4, &m), LS_OK);
     ls_avro_file_t af;
     char err[256];
     CHECK_EQ_INT(ls_avro_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
@@ -633,7 +633,7 @@ TEST(long_partition_values)
     CHECK(ls_ice_pvals_cmp(e[0].df.partition, e[1].df.partition, 2) < 0);
     ls_buf_t m;
     ls_buf_init(&m);
-    CHECK_EQ_INT(ls_ice_manifest_encode(&s, "{}", 0, "[]", e, 3, &m), LS_OK);
+    CHECK_EQ_INT(ls_ice_manifest_encode(&s, 2, "{}", 0, "[]", e, 3, &m), LS_OK);
     ls_avro_file_t af;
     char err[256];
     CHECK_EQ_INT(ls_avro_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
@@ -651,10 +651,10 @@ TEST(long_partition_values)
     }
     ls_ice_mentries_free(back, nb);
 
-    ls_avro_ocf_t *w = ls_ice_mlist_new(7, NULL, 1);
+    ls_avro_ocf_t *w = ls_ice_mlist_new(2, 7, NULL, 1, 0);
     ls_ice_mfile_t mf = {0};
     mf.path = "file:///t/metadata/m.avro";
-    ls_ice_mlist_add(w, &mf, &s, e, 3);
+    ls_ice_mlist_add(w, 2, &mf, &s, e, 3);
     ls_buf_t l;
     ls_buf_init(&l);
     CHECK_EQ_INT(ls_avro_ocf_finish(w, &l), LS_OK);
