@@ -14,7 +14,7 @@ import os
 import pytest
 
 import iceberg_util
-from test_upsert_tables import MOR, model_rounds, upsert_topic
+from test_upsert_tables import MOR, MOR_V3, model_rounds, upsert_topic
 
 pytestmark = pytest.mark.heavy
 
@@ -49,22 +49,46 @@ def spark_state(spark, tdir):
     return state
 
 
+def spark_lineage(spark, tdir):
+    """{key: (_row_id, _last_updated_sequence_number)} of a v3 table, as
+    Spark reads Iceberg's row lineage metadata columns."""
+    rows = spark.read.format("iceberg").load(tdir).select(
+        "key", "_row_id", "_last_updated_sequence_number").collect()
+    return {bytes(r["key"]): (r["_row_id"], r["_last_updated_sequence_number"]) for r in rows}
+
+
 @pytest.mark.timeout(300)  # a JVM start and a Spark read per round, on a loaded machine
-@pytest.mark.parametrize("strategy", ["merge-on-read", "copy-on-write"])
+@pytest.mark.parametrize("strategy", ["merge-on-read", "copy-on-write", "merge-on-read-v3"])
 def test_spark_reads_upsert_table(broker_factory, spark, strategy):
+    """merge-on-read-v3 (format.version=3): deletion vectors instead of
+    position delete files, and row lineage: every row Spark reads has a
+    _row_id, unique in the table, and a key whose row no commit replaced
+    since the last round keeps its _row_id and _last_updated_sequence_number
+    through the maintenance rewrites that copied it."""
     iceberg_util.local_store_only()
     b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
-    extra = MOR if strategy == "merge-on-read" else {}
+    extra = {"merge-on-read": MOR, "copy-on-write": {}, "merge-on-read-v3": MOR_V3}[strategy]
     topic, tdir = upsert_topic(b, "upspark", **extra)
+    before = {}
 
     def check(t, model):
         assert spark_state(spark, tdir) == model
+        if strategy != "merge-on-read-v3":
+            return
+        lin = spark_lineage(spark, tdir)
+        ids = [v[0] for v in lin.values()]
+        assert None not in ids and len(set(ids)) == len(ids), "row ids not unique"
+        for k, (old_model, old_lin) in before.items():
+            if k in model and model[k] == old_model:
+                assert lin[k] == old_lin, "key %r lost its lineage" % k
+        before.clear()
+        before.update({k: (model[k], lin[k]) for k in model})
     t, model, _ = model_rounds(b, topic, tdir, seed=37, check=check)
     deletes = spark.read.format("iceberg").load(tdir + "#delete_files").count()
     summary = t.metadata.current_snapshot().summary
     assert deletes == int(summary.get("total-delete-files") or 0)
-    if strategy == "merge-on-read":
+    if strategy == "copy-on-write":
+        assert deletes == 0
+    else:
         assert any(int(s.summary.get("added-position-deletes") or 0) > 0
                    for s in t.metadata.snapshots)
-    else:
-        assert deletes == 0

@@ -74,13 +74,14 @@ def table_state(t, snapshot_id=None):
     return state
 
 
-def model_rounds(b, topic, tdir, seed=15, check=None):
+def model_rounds(b, topic, tdir, seed=15, check=None, model=None):
     """ROUNDS rounds of random upserts and deletes (a fifth of them
     tombstones) into topic, each checked, once the table caught up, against
     the model by PyIceberg and by check(t, model) when given: the newest
-    table, the model, and (snapshot id, state) after the first round."""
+    table, the model, and (snapshot id, state) after the first round.
+    model: what earlier rounds left in the topic (none: an empty topic)."""
     rnd = random.Random(seed)
-    model, last = {}, {}
+    model, last = dict(model or {}), {}
     p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5,
                   "enable.idempotence": True})
     errors = []
@@ -257,6 +258,51 @@ def test_merge_on_read_is_refused_where_it_cannot_apply(broker):
         except KafkaException as e:
             msg = str(e.args[0])
             assert "lakestream.table.upsert.strategy" in msg and why in msg, msg
+
+
+def test_format_version_upgrade_and_refusals(broker_factory):
+    """lakestream.table.format.version (issue 35): a value other than 2 or
+    3, and 3 with a Delta log, are refused naming the key; an upsert table
+    with data written at version 2 is upgraded to 3 by its next commit
+    (PyIceberg reads every key's latest value before and after, and the
+    commit after the upgrade assigns row ids), and the topic then refuses 2:
+    an Iceberg table's format version never goes back."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+    iceberg_util.local_store_only()
+    b = broker_factory("--compaction.min.age.ms=0", "--compaction.interval.ms=200")
+    a = AdminClient({"bootstrap.servers": b.bootstrap})
+    key = "lakestream.table.format.version"
+
+    def refused(fut, *words):
+        try:
+            fut.result(30)
+            raise AssertionError("accepted")
+        except KafkaException as e:
+            msg = str(e.args[0])
+            assert key in msg and all(w in msg for w in words), msg
+    for cfg, words in (({key: "4"}, ()),
+                       ({key: "3", "lakestream.table.format": "iceberg,delta"},
+                        ("lakestream.table.format",))):
+        topic = unique_topic("fvno")
+        refused(a.create_topics([NewTopic(topic, 1, 1, config=dict(UPSERT, **cfg))])[topic],
+                *words)
+    topic, tdir = upsert_topic(b, "fvup", **MOR)
+    t, model, _ = model_rounds(b, topic, tdir, seed=40)
+    assert t.metadata.format_version == 2
+
+    def alter(v):
+        res = ConfigResource("topic", topic, incremental_configs=[ConfigEntry(
+            key, v, incremental_operation=AlterConfigOpType.SET)])
+        return a.incremental_alter_configs([res])[res]
+    alter("3").result(30)
+    t, model, _ = model_rounds(b, topic, tdir, seed=41, model=model)
+    assert t.metadata.format_version == 3 and table_state(t) == model
+    with open(iceberg_util.current_metadata(tdir)) as f:
+        md = json.load(f)
+    assert md["next-row-id"] > 0
+    assert [s.get("first-row-id") is not None for s in md["snapshots"]][-1]
+    refused(alter("2"), "never goes back")
 
 
 def test_upsert_needs_keys(broker_factory):

@@ -447,6 +447,10 @@ public class IcebergRead {
             str(sb, String.valueOf(s.operation()));
             sb.append(",\"manifests\":");
             num(sb, s.allManifests(table.io()).size());
+            sb.append(",\"first_row_id\":");   // format version 3: row lineage
+            num(sb, s.firstRowId());
+            sb.append(",\"added_rows\":");
+            num(sb, s.addedRows());
             sb.append(",\"summary\":{");
             boolean first = true;
             for (Map.Entry<String, String> e : s.summary().entrySet()) {
@@ -487,6 +491,15 @@ public class IcebergRead {
                 num(sb, f.specId());
                 sb.append(",\"deletes\":");
                 num(sb, t.deletes().size());
+                sb.append(",\"first_row_id\":");
+                num(sb, f.firstRowId());
+                sb.append(",\"delete_refs\":[");   // a deletion vector's data file
+                for (int d = 0; d < t.deletes().size(); d++) {
+                    if (d > 0) sb.append(',');
+                    String ref = t.deletes().get(d).referencedDataFile();
+                    if (ref == null) sb.append("null"); else str(sb, ref);
+                }
+                sb.append(']');
                 PartitionSpec spec = table.specs().get(f.specId());
                 sb.append(",\"partition\":");
                 value(sb, f.partition(), spec.partitionType());
