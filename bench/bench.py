@@ -633,7 +633,8 @@ def upsert_bytes_plan(a):
 def upsert_bytes(broker, topic, a):
     """8d: bytes an upsert table writes per GiB of updates, by its strategy
     (lakestream.table.upsert.strategy: copy-on-write on lakestream-cow,
-    merge-on-read on lakestream-mor). A compacted topic of --upsert-bytes-keys keys
+    merge-on-read on lakestream-mor, merge-on-read at format version 3 (deletion
+    vectors) on lakestream-mor-v3). A compacted topic of --upsert-bytes-keys keys
     (--size random bytes each, 4 partitions) is loaded and materialized in one
     commit; then, for 1 %, 10 % and 100 % of the keys updated per commit,
     --upsert-bytes-commits commits (40, 10 and 3) (the commit interval is held at a day while
@@ -644,12 +645,13 @@ def upsert_bytes(broker, topic, a):
     import random
     from confluent_kafka import Producer
     from pyiceberg.table import StaticTable
-    mor = broker.name.endswith("-mor")
+    mor = "-mor" in broker.name
     hold = {"lakestream.table.commit.interval.ms": "86400000"}
     create_topics(broker, {topic: {
         "cleanup.policy": "compact", "lakestream.table.enabled": "true",
         "lakestream.table.write.mode": "upsert", "lakestream.table.rewrite.min.files": "4",
         "lakestream.table.upsert.strategy": "merge-on-read" if mor else "copy-on-write",
+        "lakestream.table.format.version": "3" if broker.name.endswith("-v3") else "2",
         **hold}})
     keys, size = a.upsert_bytes_keys, a.size
     last = {}
@@ -1419,7 +1421,8 @@ def solo_plan(scenarios, a, rgw_env, pg_env=None):
             groups.append([(Broker("lakestream", "lakestream", table, rest=True), [sc], True)])
         elif sc == "upsert-bytes":  # the topic's upsert.strategy follows the broker's name
             groups.append([(Broker(name, "lakestream", table, rest=True), [sc], False)
-                           for name in ("lakestream-cow", "lakestream-mor")])
+                           for name in ("lakestream-cow", "lakestream-mor",
+                                        "lakestream-mor-v3")])
         elif sc == "key-compaction":
             groups.append([(Broker("lakestream", "lakestream",
                                    {**durable, "compaction.min.age.ms": "0",
@@ -1914,7 +1917,9 @@ def scenario_note(sc, a):
                         "data files, copies, position delete files, and the maintenance rewrites "
                         "of rewrite.min.files=4) per GiB of updated records. lakestream-cow: "
                         "lakestream.table.upsert.strategy=copy-on-write (the default); "
-                        "lakestream-mor: merge-on-read. commit_s = median seconds from the "
+                        "lakestream-mor: merge-on-read; lakestream-mor-v3: merge-on-read at "
+                        "lakestream.table.format.version=3 (deletion vectors, one Puffin file "
+                        "per data file). commit_s = median seconds from the "
                         "interval change to the table covering the updates.",
         "key-compaction": f"Load {a.kc_count:,} records ({a.kc_size} B values, keys uniform "
                           f"over {a.kc_keys:,}, {a.kc_partitions} partitions) into a topic with "

@@ -57,7 +57,16 @@
  * one (Iceberg's rewrite-position-delete-files: readers open one file, and
  * rows naming removed files drop out), all in the same replace snapshot.
  * Merging rather than rewriting data files keeps a table updated a little
- * at a time from being copied whole every few commits. */
+ * at a time from being copied whole every few commits.
+ *
+ * Format version 3: deletes are deletion vectors, one per data file
+ * (write_dv: the file's rows found, plus those live deletes took, replace
+ * its old vector in the same snapshot), so nothing is merged; a position
+ * delete file an upgraded table still holds leaves once every file it
+ * names is gone or has a vector (ls_posdel_covered). Every copy keeps row
+ * lineage: the writer gets the _row_id and _last_updated_sequence_number
+ * columns (copy_writer), filled from each source file's first row id and
+ * data sequence number where the file stores none. */
 #include "table/file_rewrite.h"
 
 #include <stdio.h>

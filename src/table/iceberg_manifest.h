@@ -1,4 +1,4 @@
-/* Iceberg v2 manifests and manifest lists: the Avro encodings of spec.md
+/* Iceberg v2 and v3 manifests and manifest lists: the Avro encodings of spec.md
  * "Manifests" and "Manifest Lists", used by iceberg_table.c.
  *
  * A manifest holds entries (status, snapshot id, sequence numbers, data

@@ -241,7 +241,7 @@ ls_status ls_ice_table_create(ls_objstore_t *os, const char *prefix, const char 
         snprintf(err, errlen, "format-version %d: this writer writes 2 or 3", fv);
         json_decref(properties);
         json_decref(schema);
-        if (committer && committer->release) committer->release(committer->arg);
+        ls_ice_table_free(t); /* releases the committer */
         return LS_EINVAL;
     }
     int last_pid = 999;

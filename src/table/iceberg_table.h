@@ -1,4 +1,4 @@
-/* Iceberg v2 tables in the filesystem layout (Iceberg spec, format/spec.md):
+/* Iceberg v2 and v3 tables in the filesystem layout (Iceberg spec, format/spec.md):
  *
  *   <prefix>/metadata/v<N>.metadata.json      table metadata, N = 1, 2, ...
  *   <prefix>/metadata/version-hint.text       "N" of the newest metadata
@@ -47,7 +47,10 @@
  * table property lakestream.pending-deletes records them meanwhile.
  *
  * Supported: format v2 with data files and position delete files
- * (table/position_deletes.h; equality deletes are refused), schemas given as Iceberg JSON (evolved
+ * (table/position_deletes.h; equality deletes are refused), and format v3
+ * (LS_ICE_FORMAT_VERSION_PROP, ls_ice_table_upgrade) with row lineage and
+ * deletion vectors (table/deletion_vector.h) instead of position delete
+ * files, schemas given as Iceberg JSON (evolved
  * by ls_ice_table_set_schema in the next commit), one partition spec whose sources are top-level or
  * struct-nested columns of type boolean, int, long, float, double, date, time, timestamp(tz),
  * string, binary, fixed, uuid or decimal, with the transforms the spec's "Partition Transforms"

@@ -12,7 +12,9 @@ One broker (file store, SQLite) with a 1 s hot window; for --seconds:
     compaction removes superseded records, and the latest of each key stays)
     with an upsert table (write.mode=upsert: one row per key, copy-on-write),
     and a second one whose upsert table is merge-on-read (position delete
-    files, folded and merged by the maintenance every 4 commits),
+    files, folded and merged by the maintenance every 4 commits), and a
+    third merge-on-read one at Iceberg format version 3 (deletion vectors,
+    row lineage),
 each fed by an idempotent acks=all producer at --rate records/s over all of
 them; plus a topic written only in transactions (--txn-rate transactions/s of
 1-8 records over its partitions, every fourth aborted after its records reached
@@ -717,8 +719,17 @@ def main(argv=None):
                                              "lakestream.table.write.mode": "upsert",
                                              "lakestream.table.upsert.strategy": "merge-on-read",
                                              "lakestream.table.rewrite.min.files": "4"})
-        upserts = {compacted: "", compacted_mor: "_mor"}  # check-name suffixes
-        topics = tables + plains + [compacted, compacted_mor]
+        # format version 3: deletion vectors and row lineage
+        compacted_v3 = create_topic(b.bootstrap, "soak-compacted-v3", partitions=PARTS,
+                                    config={"cleanup.policy": "compact", "retention.ms": "1000",
+                                            "lakestream.table.enabled": "true",
+                                            "lakestream.table.commit.interval.ms": str(COMMIT_MS),
+                                            "lakestream.table.write.mode": "upsert",
+                                            "lakestream.table.upsert.strategy": "merge-on-read",
+                                            "lakestream.table.format.version": "3",
+                                            "lakestream.table.rewrite.min.files": "4"})
+        upserts = {compacted: "", compacted_mor: "_mor", compacted_v3: "_v3"}  # check suffixes
+        topics = tables + plains + [compacted, compacted_mor, compacted_v3]
         txn_topic = create_topic(b.bootstrap, "soak-txn", partitions=PARTS,
                                  config={"retention.ms": "60000",
                                          "lakestream.table.enabled": "true",
@@ -1093,14 +1104,17 @@ def main(argv=None):
         # delay is over (runs long enough for deletions to start)
         # the merge-on-read upsert table's maintenance folded and merged its
         # position delete files (log lines of compact/compactor_tables.c)
-        folded = [int(m.group(1)) for m in re.finditer(
-            r"table default\.%s: rewrote .*; (\d+) position delete files applied" % compacted_mor,
-            b.log_text())]
-        checks["mor_delete_files_folded"] = sum(folded)
-        checks["mor_maintenance_rewrites"] = len(folded)
-        mor_ok = sum(folded) > 0 or args.seconds < 60
-        # (and the merge-on-read upsert table: its folded delete files go too)
-        loc = {t: location_bytes(b.data_dir, t) for t in tables + [compacted_mor]}
+        # (and the version 3 table's deletion vectors, counted in the same line)
+        mor_ok = True
+        for t, sfx in ((compacted_mor, "mor"), (compacted_v3, "v3")):
+            folded = [int(m.group(1)) for m in re.finditer(
+                r"table default\.%s: rewrote .*; (\d+) position delete files applied" % t,
+                b.log_text())]
+            checks[sfx + "_delete_files_folded"] = sum(folded)
+            checks[sfx + "_maintenance_rewrites"] = len(folded)
+            mor_ok = mor_ok and (sum(folded) > 0 or args.seconds < 60)
+        # (and the merge-on-read upsert tables: their folded delete files go too)
+        loc = {t: location_bytes(b.data_dir, t) for t in tables + [compacted_mor, compacted_v3]}
         checks["table_location_bytes"] = loc
         checks["table_location_vs_live"] = {
             t: {k: round(v[0] / max(v[1], 1), 2) for k, v in d.items()} for t, d in loc.items()}
@@ -1115,10 +1129,12 @@ def main(argv=None):
         ok = (not failed and lost == 0 and dup == 0 and checks["group_missing"] == 0
               and checks.get("compacted_unexpected", 0) == 0
               and checks.get("compacted_unexpected_mor", 0) == 0
+              and checks.get("compacted_unexpected_v3", 0) == 0
               and not commits_backwards
               and all(v for k, v in checks.items() if k.startswith("table_equals_log_"))
               and checks.get("upsert_table_equals_latest", False)
               and checks.get("upsert_table_equals_latest_mor", False) and mor_ok
+              and checks.get("upsert_table_equals_latest_v3", False)
               and (not lags or max(lags) <= max(3 * COMMIT_MS, 10000))
               and checks["max_wal_objects"] < 20000 and meta_ok and live_ok and maint_ok
               and reader_ok and txn_ok and java_ok and kc_ok and holder_ok and location_ok

@@ -1043,6 +1043,7 @@ TEST(v3_deletion_vectors_and_row_lineage)
     ls_objstore_t *os = ls_objstore_mem_open();
     ls_ice_spec_t spec = {0};
     char err[512] = "";
+    CHECK(raw_table_v(os, "v4", &spec, 4) == NULL); /* a version this writer does not write */
     ls_ice_table_t *t = raw_table_v(os, "v3", &spec, 3);
     CHECK(t != NULL);
     CHECK_EQ_INT(ls_ice_table_format_version(t), 3);

@@ -100,6 +100,25 @@ TEST(behind_commits_what_it_lacks)
     json_decref(t);
 }
 
+/* Our table upgraded to format version 3 since the catalog's copy: the
+ * upgrade goes first, then what it lacks. */
+TEST(upgrade_goes_first)
+{
+    json_t *o = ours(), *t = theirs(10);
+    json_object_set_new(o, "format-version", json_integer(3));
+    ls_rest_plan_t p;
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
+    CHECK_EQ_INT(p.kind, LS_REST_COMMIT);
+    CHECK(!strcmp(action(p.body, 0), "upgrade-format-version"));
+    CHECK_EQ_INT((int)json_integer_value(json_object_get(
+                     json_array_get(json_object_get(p.body, "updates"), 0), "format-version")),
+                 3);
+    CHECK(!strcmp(action(p.body, 1), "add-schema"));
+    ls_rest_plan_clear(&p);
+    json_decref(o);
+    json_decref(t);
+}
+
 TEST(in_sync_sends_nothing)
 {
     json_t *o = ours(), *t = ours();
@@ -284,6 +303,7 @@ TEST(register_and_namespace_bodies)
 int main(void)
 {
     RUN(behind_commits_what_it_lacks);
+    RUN(upgrade_goes_first);
     RUN(in_sync_sends_nothing);
     RUN(empty_catalog_copy_gets_every_snapshot);
     RUN(diverged_is_never_overwritten);
