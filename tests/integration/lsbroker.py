@@ -362,6 +362,29 @@ class Broker:
         """Tells the teardown check that ERROR lines matching pattern are expected."""
         self.allowed_error_res.append(re.compile(pattern))
 
+    def object_location(self, sub):
+        """Where `sub` (e.g. "warehouse/default/t") of this broker's object
+        store is for a reader that opens it itself, and the options a delta-rs
+        (object_store) reader needs there: a local path on the file store;
+        s3://bucket/prefix/sub with radosgw's endpoint and credentials on S3."""
+        url = None
+        for a in self.extra_args:
+            if a.startswith("--object.store.url="):
+                url = a.split("=", 1)[1]
+        if url is None or url.startswith("file://"):
+            return os.path.join(url[len("file://"):] if url else
+                                os.path.join(self.data_dir, "objects"), sub), {}
+        import urllib.parse
+        u = urllib.parse.urlparse(url)
+        q = dict(urllib.parse.parse_qsl(u.query))
+        loc = "s3://%s/%s" % (u.netloc, "/".join(x for x in (u.path.strip("/"), sub.strip("/"))
+                                                  if x))
+        return loc, {"aws_endpoint": q["endpoint"], "aws_allow_http": "true",
+                     "aws_region": q.get("region", "us-east-1"),
+                     "aws_access_key_id": os.environ["AWS_ACCESS_KEY_ID"],
+                     "aws_secret_access_key": os.environ["AWS_SECRET_ACCESS_KEY"],
+                     "aws_virtual_hosted_style_request": "false"}
+
     def object_keys(self, sub):
         """The keys under `sub` (e.g. "warehouse/default/t") of this broker's
         object store, relative to `sub`: the directory under data.dir for

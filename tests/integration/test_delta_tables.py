@@ -12,6 +12,7 @@ commit (kill -9 at a crash point) and is retried, and refused values."""
 import glob
 import json
 import os
+import re
 import time
 
 import pytest
@@ -127,6 +128,48 @@ def test_raw_topic_as_delta_table(broker):
     ice = iu.pyiceberg_table.StaticTable.from_metadata("file://" + iu.current_metadata(tdir))
     dt = deltalake.DeltaTable(tdir)
     assert dt.transaction_version("lakestream.iceberg") == ice.metadata.last_sequence_number
+
+
+def test_delta_table_read_where_the_broker_stores_it(broker_factory):
+    """The Delta table read by delta-rs from the object store itself: the
+    local directory on the file store, the bucket through radosgw's S3 API
+    in the S3 lane (commits there are create-only PUTs, If-None-Match: *).
+    Several commits, a small-file rewrite (remove actions) and checkpoints:
+    delta-rs reads every record produced, once, through the newest
+    checkpoint, and the log versions run without a gap."""
+    b = broker_factory(*FLAGS)
+    topic = create_topic(b.bootstrap, unique_topic("delta-store"), partitions=1, config=dict(
+        BASE, **{"lakestream.table.format": "delta",
+                 "lakestream.table.rewrite.min.files": "4",
+                 "lakestream.table.delta.checkpoint.interval": "3"}))
+    loc, opts = b.object_location("warehouse/default/" + topic)
+    p = Producer({"bootstrap.servers": b.bootstrap})
+    n, want = 0, {}
+    for _ in range(8):   # a commit a round: small files, then a rewrite
+        for _ in range(25):
+            want[n] = b"v%d" % n
+            p.produce(topic, value=want[n], partition=0)
+            n += 1
+        assert p.flush(30) == 0
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                rows = deltalake.DeltaTable(loc, storage_options=opts).to_pyarrow_table(
+                    columns=["offset", "value"]).to_pylist()
+            except Exception:   # no _delta_log yet
+                rows = []
+            if len(rows) >= n or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert sorted((r["offset"], r["value"]) for r in rows) == sorted(want.items())
+    keys = b.object_keys("warehouse/default/%s/_delta_log" % topic)
+    versions = sorted(int(k[:20]) for k in keys if k.endswith(".json") and k[:20].isdigit())
+    assert versions == list(range(versions[0], versions[-1] + 1)), versions
+    assert any(k.endswith(".checkpoint.parquet") for k in keys), keys
+    assert "_last_checkpoint" in keys
+    # the rewrite replaced small files: fewer live files than commits
+    assert re.search(r"rewrote \d+ small data files", b.log_text())
+    assert len(deltalake.DeltaTable(loc, storage_options=opts).file_uris()) < 8
 
 
 def test_typed_table_iceberg_and_delta(broker):
