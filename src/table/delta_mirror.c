@@ -8,14 +8,16 @@
  * table has no partition columns: Delta keeps a partition column's value in
  * the log only (readers do not expect it in the files, where Iceberg keeps
  * it) and has none of Iceberg's transforms but identity; the files' stats
- * (numRecords, nullCount, min and max of int and long columns) give readers
- * the file skipping partitions would. */
+ * (numRecords, nullCount, min and max of top-level number, date, timestamp
+ * and string columns) give readers the file skipping partitions would. */
 #include "table/delta_mirror.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/crashpoint.h"
@@ -149,9 +151,65 @@ static int64_t le_int(const uint8_t *p, size_t n)
     return n == 4 ? (int64_t)(int32_t)(uint32_t)v : (int64_t)v;
 }
 
+/* Milliseconds of a microsecond timestamp, rounded down (a minimum) or up
+ * (a maximum), so the millisecond stat Delta keeps still bounds the values. */
+static int64_t micros_to_ms(int64_t us, bool up)
+{
+    int64_t ms = us / 1000, rem = us % 1000;
+    if (rem < 0) ms--, rem += 1000;
+    return up && rem ? ms + 1 : ms;
+}
+
+/* A date (days) or timestamp (ms) as Delta's stats text: "2026-12-07",
+ * "2026-12-07T10:00:00.123Z" (timestamp), without the Z (timestamp_ntz). */
+static json_t *time_text(int64_t v, const char *ty)
+{
+    bool date = !strcmp(ty, "date");
+    time_t secs = (time_t)(date ? v * 86400 : (v - ((v % 1000) + 1000) % 1000) / 1000);
+    struct tm tm;
+    char out[48];
+    if (!gmtime_r(&secs, &tm)) return NULL;
+    size_t n = strftime(out, sizeof out, date ? "%Y-%m-%d" : "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!n) return NULL;
+    if (!date)
+        snprintf(out + n, sizeof out - n, ".%03d%s", (int)(((v % 1000) + 1000) % 1000),
+                 !strcmp(ty, "timestamptz") ? "Z" : "");
+    return json_string(out);
+}
+
+/* A column's Iceberg bound b[0..n) (its single-value serialization) as a
+ * Delta stats value, or NULL where Delta would get a wrong bound: ints and
+ * longs; dates and timestamps (milliseconds, rounded outward); finite
+ * floats and doubles; strings (a lower bound is a prefix, which Delta's
+ * cut-off strings allow; an upper bound is whole when Iceberg keeps it).
+ * Decimals, binary, booleans and times are left out. */
+static json_t *stat_value(const char *ty, const uint8_t *b, size_t n, bool upper)
+{
+    if (!strcmp(ty, "int") && n == 4) return json_integer(le_int(b, 4));
+    if (!strcmp(ty, "long") && n == 8) return json_integer(le_int(b, 8));
+    if (!strcmp(ty, "date") && n == 4) return time_text(le_int(b, 4), ty);
+    if ((!strcmp(ty, "timestamp") || !strcmp(ty, "timestamptz")) && n == 8)
+        return time_text(micros_to_ms(le_int(b, 8), upper), ty);
+    if ((!strcmp(ty, "float") && n == 4) || (!strcmp(ty, "double") && n == 8)) {
+        uint64_t bits = (uint64_t)le_int(b, n);
+        double d;
+        if (n == 4) {
+            uint32_t u = (uint32_t)bits;
+            float f;
+            memcpy(&f, &u, 4);
+            d = f;
+        } else {
+            memcpy(&d, &bits, 8);
+        }
+        return isfinite(d) ? json_real(d) : NULL;
+    }
+    if (!strcmp(ty, "string")) return json_stringn((const char *)b, n); /* NULL when not UTF-8 */
+    return NULL;
+}
+
 /* Delta's stats JSON of a data file: numRecords, and per top-level column
- * its nullCount and, for int and long columns, minValues/maxValues (the
- * Iceberg bounds, exact for these types). ls_free it. */
+ * its nullCount and, where stat_value has one, minValues/maxValues from the
+ * Iceberg bounds. ls_free it. */
 static char *file_stats(const ls_ice_datafile_t *df, json_t *cols)
 {
     json_t *mins = json_object(), *maxs = json_object(), *nulls = json_object();
@@ -164,11 +222,10 @@ static char *file_stats(const ls_ice_datafile_t *df, json_t *cols)
         const char *name = json_string_value(json_object_get(c, "name"));
         const char *ty = json_string_value(json_object_get(c, "type"));
         json_object_set_new(nulls, name, json_integer(m->null_count));
-        size_t w = !strcmp(ty, "int") ? 4 : !strcmp(ty, "long") ? 8 : 0;
-        if (w && m->has_lower && m->lower_len == w)
-            json_object_set_new(mins, name, json_integer(le_int(m->lower, w)));
-        if (w && m->has_upper && m->upper_len == w)
-            json_object_set_new(maxs, name, json_integer(le_int(m->upper, w)));
+        json_t *lo = m->has_lower ? stat_value(ty, m->lower, m->lower_len, false) : NULL;
+        json_t *hi = m->has_upper ? stat_value(ty, m->upper, m->upper_len, true) : NULL;
+        if (lo) json_object_set_new(mins, name, lo);
+        if (hi) json_object_set_new(maxs, name, hi);
     }
     json_t *st = json_pack("{s:I,s:o,s:o,s:o}", "numRecords", (json_int_t)df->record_count,
                            "minValues", mins, "maxValues", maxs, "nullCount", nulls);

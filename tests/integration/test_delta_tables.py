@@ -79,6 +79,31 @@ def same_tables(tdir, n, key):
     return rows
 
 
+def stats_bound_files(dt, need):
+    """Every data file's Delta stats bound its rows: for each column with a
+    minValues/maxValues, min <= every non-null value <= max (pyarrow reads
+    the file; delta-rs parses the stats). Returns the columns seen with
+    bounds, which must include need."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    adds = pa.table(dt.get_add_actions(flatten=True)).to_pylist()   # an Arrow stream
+    seen = set()
+    for a in adds:
+        data = pq.read_table(local(os.path.join(dt.table_uri, a["path"])))
+        for k, lo in a.items():
+            if not k.startswith("min.") or lo is None:
+                continue
+            col, hi = k[4:], a.get("max." + k[4:])
+            vals = data.column(col)
+            seen.add(col)
+            assert pc.min(vals).as_py() >= lo, (a["path"], col, lo)
+            if hi is not None:
+                assert pc.max(vals).as_py() <= hi, (a["path"], col, hi)
+    assert set(need) <= seen, (need, seen)
+    return seen
+
+
 def local(uri):
     """A file the Delta table names, as a local path (delta-rs gives paths or file:// URIs)."""
     return uri[len("file://"):] if uri.startswith("file://") else uri
@@ -145,10 +170,11 @@ def test_delta_table_read_where_the_broker_stores_it(broker_factory):
     loc, opts = b.object_location("warehouse/default/" + topic)
     p = Producer({"bootstrap.servers": b.bootstrap})
     n, want = 0, {}
+    t0 = int(time.time() * 1000) - 3_600_000
     for _ in range(8):   # a commit a round: small files, then a rewrite
         for _ in range(25):
             want[n] = b"v%d" % n
-            p.produce(topic, value=want[n], partition=0)
+            p.produce(topic, value=want[n], partition=0, timestamp=t0 + 1000 * n)
             n += 1
         assert p.flush(30) == 0
         deadline = time.monotonic() + 60
@@ -169,7 +195,15 @@ def test_delta_table_read_where_the_broker_stores_it(broker_factory):
     assert "_last_checkpoint" in keys
     # the rewrite replaced small files: fewer live files than commits
     assert re.search(r"rewrote \d+ small data files", b.log_text())
-    assert len(deltalake.DeltaTable(loc, storage_options=opts).file_uris()) < 8
+    dt = deltalake.DeltaTable(loc, storage_options=opts)
+    assert len(dt.file_uris()) < 8
+    # timestamp stats skip files but never rows: a filter reads exactly its rows
+    import datetime
+    cut = datetime.datetime.fromtimestamp((t0 + 1000 * 130 + 500) / 1000, datetime.timezone.utc)
+    got = dt.to_pyarrow_table(columns=["offset"], filters=[("timestamp", ">", cut)])
+    assert sorted(got.column("offset").to_pylist()) == list(range(131, n))
+    if not opts:   # the file store: every file's stats against its rows
+        stats_bound_files(dt, ["offset", "timestamp"])
 
 
 def test_typed_table_iceberg_and_delta(broker):
@@ -183,6 +217,9 @@ def test_typed_table_iceberg_and_delta(broker):
     assert [r["id"] for r in rows] == list(range(n))
     assert rows[3]["customer"] == order(3)["customer"]
     assert rows[5]["lines"] == order(5)["lines"]
+    # stats beyond ints: strings, doubles, timestamps bound every file's rows
+    stats_bound_files(deltalake.DeltaTable(iu.table_dir(broker, topic)),
+                      ["id", "customer", "amount", "created", "_kafka_timestamp"])
 
 
 def test_upsert_rewrites_are_delta_removes(broker):

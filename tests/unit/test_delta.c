@@ -149,8 +149,8 @@ static void fake_file(ls_ice_datafile_t *df, const char *path, int64_t rows)
     df->path = ls_strdup(path);
     df->record_count = rows;
     df->file_size = 1000 + rows;
-    df->metrics = LS_NEWN(ls_ice_colmetric_t, 1);
-    df->nmetrics = 1;
+    df->metrics = LS_NEWN(ls_ice_colmetric_t, 2);
+    df->nmetrics = 2;
     ls_ice_colmetric_t *m = &df->metrics[0];
     m->field_id = 2; /* offset: long */
     m->value_count = rows;
@@ -158,6 +158,17 @@ static void fake_file(ls_ice_datafile_t *df, const char *path, int64_t rows)
     m->lower_len = m->upper_len = 8;
     m->lower[0] = 1;               /* 1 */
     m->upper[0] = (uint8_t)(rows); /* rows */
+    /* timestamp (timestamptz, micros): bounds with sub-millisecond parts */
+    m = &df->metrics[1];
+    m->field_id = 3;
+    m->value_count = rows;
+    m->has_lower = m->has_upper = 1;
+    m->lower_len = m->upper_len = 8;
+    const int64_t lo = 1700000000000123LL, hi = 1700000000999001LL;
+    for (int i = 0; i < 8; i++) {
+        m->lower[i] = (uint8_t)((uint64_t)lo >> (8 * i));
+        m->upper[i] = (uint8_t)((uint64_t)hi >> (8 * i));
+    }
 }
 
 /* The actions of version v of the table at wh/t. */
@@ -210,6 +221,13 @@ TEST(mirror_follows_iceberg_once)
                  1);
     CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(stats, "maxValues"), "offset")),
                  5);
+    /* milliseconds, rounded outward: still bounds of the microsecond values */
+    CHECK(!strcmp(
+        json_string_value(json_object_get(json_object_get(stats, "minValues"), "timestamp")),
+        "2023-11-14T22:13:20.000Z"));
+    CHECK(!strcmp(
+        json_string_value(json_object_get(json_object_get(stats, "maxValues"), "timestamp")),
+        "2023-11-14T22:13:21.000Z"));
     json_decref(stats);
     json_t *txn = json_object_get(json_array_get(a, 5), "txn");
     CHECK(!strcmp(json_string_value(json_object_get(txn, "appId")), LS_DELTA_APP_ID));
