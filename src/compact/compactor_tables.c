@@ -384,23 +384,25 @@ static void idle_postpone(ls_compactor_t *c, const ls_table_plan_stream_t *ts, i
     if (!c->next_due_ms || at < c->next_due_ms) c->next_due_ms = at;
 }
 
-static void idle_maintain(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
+static bool idle_maintain(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
 {
     int64_t now = ls_clock_wall_ms(), interval = ts->policy.commit_interval_ms;
     int64_t *next = ls_i64map_get(&c->idle_checks, ts->stream->stream_no);
     if (next && now < *next) {
         if (!c->next_due_ms || *next < c->next_due_ms) c->next_due_ms = *next;
-        return;
+        return false;
     }
     ls_log_claim_t claim;
     memset(&claim, 0, sizeof claim);
     if (ls_table_claim(c->owner, ts->stream->stream_no, &claim) != LS_OK) {
         idle_postpone(c, ts, now + interval); /* another broker commits it */
-        return;
+        return false;
     }
     int64_t due = INT64_MAX;
     char err[512] = "";
-    ls_status st = ls_materialize_expire(c->meta, c->os, &ts->target, now, &due, err, sizeof err);
+    bool committed = false;
+    ls_status st =
+        ls_materialize_expire(c->meta, c->os, &ts->target, now, &due, &committed, err, sizeof err);
     ls_log_release(c->owner, &claim);
     if (st != LS_OK)
         LS_WARN_RL("table",
@@ -411,6 +413,7 @@ static void idle_maintain(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     if (due < at) at = due;
     if (at < now + interval) at = now + interval;
     idle_postpone(c, ts, at);
+    return committed;
 }
 
 /* Small data files of the table c->batch just committed (ls_mat_rewrite),
@@ -573,6 +576,9 @@ void ls_compactor_table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts
     }
     if (recorded) table_lag(c, ts, &status);
     ls_table_status_clear(&status);
+    /* an idle table's expiry commits too (its snapshots leave the catalog's
+     * copy as well) */
+    if (c->pass_compact && !ts->blocked && !hold && idle_maintain(c, ts)) committed = true;
     /* after the built-in commit (never before, never blocking it): the
      * table's external catalog, if its policy names one */
     const char *ext = ts->policy.value[LS_POLICY_CATALOG];
@@ -585,7 +591,6 @@ void ls_compactor_table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts
         ls_free(ls_i64map_get(&c->csync_status_next, ts->stream->stream_no));
         ls_i64map_put(&c->csync_status_next, ts->stream->stream_no, ls_strdup(status));
     }
-    if (c->pass_compact && !ts->blocked && !hold) idle_maintain(c, ts);
     if (c->pass_retention && !ts->blocked && !hold) sweep_orphans(c, ts);
     for (int32_t p = 0; p < np; p++) {
         int64_t id = ls_stream_log_id(ts->stream, p);

@@ -1039,14 +1039,13 @@ ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *w
 
 /* ls_ice_table_expire of one table with its policy's retention and delay. */
 static ls_status expire_one(ls_ice_table_t *t, const ls_policy_t *p, int64_t now_ms,
-                            int64_t *next_ms, char *err, int errlen)
+                            int64_t *next_ms, bool *committed, char *err, int errlen)
 {
     ls_ice_table_set_snapshot_retention(t, p->snapshot_retention_ms,
                                         (int)p->snapshot_retention_min);
     ls_ice_table_set_file_grace(t, p->file_delete_delay_ms);
-    bool committed;
     int64_t next;
-    ls_status st = ls_ice_table_expire(t, now_ms, &committed, &next);
+    ls_status st = ls_ice_table_expire(t, now_ms, committed, &next);
     if (st != LS_OK)
         snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
     else if (next < *next_ms)
@@ -1055,9 +1054,12 @@ static ls_status expire_one(ls_ice_table_t *t, const ls_policy_t *p, int64_t now
 }
 
 ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
-                                int64_t now_ms, int64_t *next_ms, char *err, int errlen)
+                                int64_t now_ms, int64_t *next_ms, bool *committed, char *err,
+                                int errlen)
 {
     *next_ms = INT64_MAX;
+    *committed = false;
+    bool side_committed;
     static const char *const suffixes[] = {CHANGELOG_SUFFIX, DLQ_SUFFIX};
     bool has[] = {tt->policy->changelog,
                   tt->policy->error_dlq || ((tt->policy->value_typed || tt->policy->key_typed) &&
@@ -1069,7 +1071,7 @@ ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_tab
         ls_ice_table_t *t = NULL;
         if ((st = ls_mat_side_target(tt, suffixes[i], &sd, err, errlen)) == LS_OK &&
             (st = ls_mat_open_table(meta, os, NULL, &sd.tt, NULL, &t, err, errlen)) == LS_OK)
-            st = expire_one(t, &sd.policy, now_ms, next_ms, err, errlen);
+            st = expire_one(t, &sd.policy, now_ms, next_ms, &side_committed, err, errlen);
         ls_ice_table_free(t);
         if (st == LS_ENOTFOUND) st = LS_OK;
     }
@@ -1077,7 +1079,7 @@ ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_tab
     ls_ice_table_t *cur = NULL;
     if (st == LS_OK &&
         (st = ls_mat_resolve_version(meta, os, tt, &vt, &cur, err, errlen)) == LS_OK && cur)
-        st = expire_one(cur, tt->policy, now_ms, next_ms, err, errlen);
+        st = expire_one(cur, tt->policy, now_ms, next_ms, committed, err, errlen);
     ls_ice_table_free(cur);
     return st;
 }

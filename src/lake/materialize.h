@@ -147,9 +147,12 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
  * when no commit of theirs did it (ls_ice_table_expire: snapshots past
  * retention expire, files past lakestream.table.file.delete.delay.ms are
  * deleted). Under the table claim. *next_ms: when something next becomes
- * due (INT64_MAX: nothing pending); tables that do not exist are skipped. */
+ * due (INT64_MAX: nothing pending); *committed: tt's own table took a
+ * commit (an external catalog mirroring it has something new); tables that
+ * do not exist are skipped. */
 ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
-                                int64_t now_ms, int64_t *next_ms, char *err, int errlen);
+                                int64_t now_ms, int64_t *next_ms, bool *committed, char *err,
+                                int errlen);
 
 /* One range as one snapshot (ls_mat_begin, ls_mat_add, ls_mat_commit),
  * with the policy's partition spec (at table creation), target file size

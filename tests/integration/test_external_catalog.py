@@ -498,3 +498,32 @@ def test_snapshots_we_expire_leave_the_external_catalog(broker_factory, rest_cat
                              % (sorted(theirs), sorted(mine)))
     t = cat.load_table(("default", topic))
     assert t.scan().to_arrow().num_rows == rows
+
+
+def test_idle_table_expiry_reaches_the_external_catalog(broker_factory, rest_catalog):
+    """A table that stops taking data still expires its snapshots (the idle
+    maintenance's own commit), and that commit reaches the external catalog
+    without waiting for new data: its copy ends with our one retained
+    snapshot, and reads every row."""
+    b = broker_factory(*FAST, "--catalog.ext.type=rest", "--catalog.ext.uri=" + rest_catalog)
+    topic = unique_topic("idleexp")
+    _create(b, topic, "ext", **{"lakestream.table.snapshot.retention.ms": "2000",
+                                "lakestream.table.snapshot.retention.min": "1"})
+    cat = _catalog(rest_catalog)
+    rows = 0
+    for round_ in range(3):   # three commits, then nothing more
+        _produce(b.bootstrap, topic, [b"i-%d-%d" % (round_, i) for i in range(3)])
+        rows += 3
+        _external_rows(rest_catalog, topic, rows)
+    assert len(cat.load_table(("default", topic)).metadata.snapshots) >= 2
+    deadline = time.monotonic() + 60
+    while True:
+        ours = json.load(open(iceberg_util.current_metadata(iceberg_util.table_dir(b, topic))))
+        theirs = cat.load_table(("default", topic)).metadata
+        if len(ours["snapshots"]) == 1 and \
+                {s.snapshot_id for s in theirs.snapshots} == {ours["snapshots"][0]["snapshot-id"]}:
+            break
+        assert time.monotonic() < deadline, \
+            "the catalog keeps snapshots our idle table expired: %s" % theirs.snapshots
+        time.sleep(0.5)
+    assert cat.load_table(("default", topic)).scan().to_arrow().num_rows == rows
