@@ -72,6 +72,9 @@
 #define LS_ICE_MAX_PART 8
 #define LS_ICE_CARRY_PREFIX "lakestream."
 #define LS_ICE_BOUND_MAX 16 /* binary/string bounds are truncated to this many bytes */
+/* The table property holding the files awaiting deletion (the reader grace,
+ * iceberg_maintain.c): this writer's bookkeeping, not the table's. */
+#define LS_ICE_PENDING_DELETES_KEY LS_ICE_CARRY_PREFIX "pending-deletes"
 
 typedef enum ls_ice_transform {
     LS_ICE_IDENTITY = 0,

@@ -105,7 +105,7 @@ typedef struct mlist_build {
  * takes them), never a broken table or a file deleted early: a file leaves
  * the pending list only in the commit that precedes its deletion. */
 #define EXPIRE_MAX_PER_COMMIT 100
-#define PENDING_KEY LS_ICE_CARRY_PREFIX "pending-deletes"
+#define PENDING_KEY LS_ICE_PENDING_DELETES_KEY
 typedef struct expiry {
     size_t expired;  /* snapshots removed by this commit */
     size_t trimmed;  /* metadata-log entries removed */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "base/alloc.h"
+#include "table/iceberg_table.h"
 #include <string.h>
 
 static int64_t int_or(const json_t *o, const char *key, int64_t def)
@@ -103,6 +104,46 @@ static json_t *requirements(const char *uuid, int64_t base_main)
     return reqs;
 }
 
+/* Our table properties into updates: a set-properties of those the
+ * catalog's copy lacks or holds otherwise (write.metadata.path: where the
+ * catalog writes its metadata files, metadata_path), and a
+ * remove-properties of our keys (lakestream.*) it still holds that we
+ * dropped; other keys there are another writer's and stay. The files
+ * awaiting deletion are our bookkeeping, never mirrored. */
+static void property_updates(const json_t *ours, const json_t *theirs, const char *metadata_path,
+                             json_t *updates)
+{
+    const json_t *mine = json_object_get(ours, "properties");
+    const json_t *have = json_object_get(theirs, "properties");
+    json_t *set = json_object(), *gone = json_array();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)mine, k, v)
+    {
+        const char *theirs_v = json_string_value(json_object_get(have, k));
+        if (json_is_string(v) && strcmp(k, LS_ICE_PENDING_DELETES_KEY) != 0 &&
+            (!theirs_v || strcmp(theirs_v, json_string_value(v)) != 0))
+            json_object_set(set, k, v);
+    }
+    const char *path = json_string_value(json_object_get(have, "write.metadata.path"));
+    if (metadata_path && (!path || strcmp(path, metadata_path) != 0))
+        json_object_set_new(set, "write.metadata.path", json_string(metadata_path));
+    json_object_foreach((json_t *)have, k, v)
+    {
+        if (!strncmp(k, LS_ICE_CARRY_PREFIX, strlen(LS_ICE_CARRY_PREFIX)) &&
+            !json_object_get(mine, k))
+            json_array_append_new(gone, json_string(k));
+    }
+    if (json_object_size(set))
+        json_array_append_new(updates,
+                              json_pack("{s:s, s:O}", "action", "set-properties", "updates", set));
+    if (json_array_size(gone))
+        json_array_append_new(
+            updates, json_pack("{s:s, s:O}", "action", "remove-properties", "removals", gone));
+    json_decref(set);
+    json_decref(gone);
+}
+
 int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *metadata_path,
                         ls_rest_plan_t *out)
 {
@@ -125,17 +166,23 @@ int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *me
         return 0;
     }
     if (out->base_main == out->our_main) {
+        /* no new snapshot: properties that changed, snapshots we expired */
+        json_t *updates = json_array();
+        property_updates(ours, theirs, metadata_path, updates);
         json_t *gone = expired_by_us(ours, theirs, out->base_main);
-        if (!json_array_size(gone)) {
+        out->removed_snapshots = (int)json_array_size(gone);
+        if (out->removed_snapshots)
+            json_array_append_new(updates, json_pack("{s:s, s:o}", "action", "remove-snapshots",
+                                                     "snapshot-ids", gone));
+        else
             json_decref(gone);
+        if (!json_array_size(updates)) {
+            json_decref(updates);
             out->kind = LS_REST_IN_SYNC;
             return 0;
         }
-        /* only snapshots we expired: remove them there too */
-        out->removed_snapshots = (int)json_array_size(gone);
-        out->body =
-            json_pack("{s:o, s:[{s:s, s:o}]}", "requirements", requirements(uuid, out->base_main),
-                      "updates", "action", "remove-snapshots", "snapshot-ids", gone);
+        out->body = json_pack("{s:o, s:o}", "requirements", requirements(uuid, out->base_main),
+                              "updates", updates);
         out->kind = LS_REST_COMMIT;
         return 0;
     }
@@ -178,11 +225,7 @@ int ls_rest_commit_plan(const json_t *ours, const json_t *theirs, const char *me
         return 0;
     }
     json_t *updates = json_array();
-    const char *path = json_string_value(
-        json_object_get(json_object_get(theirs, "properties"), "write.metadata.path"));
-    if (metadata_path && (!path || strcmp(path, metadata_path) != 0))
-        json_array_append_new(updates, json_pack("{s:s, s:{s:s}}", "action", "set-properties",
-                                                 "updates", "write.metadata.path", metadata_path));
+    property_updates(ours, theirs, metadata_path, updates);
     json_int_t fv = json_integer_value(json_object_get(ours, "format-version"));
     if (fv > json_integer_value(json_object_get(theirs, "format-version")))
         json_array_append_new(updates, json_pack("{s:s, s:I}", "action", "upgrade-format-version",

@@ -527,3 +527,9 @@ def test_idle_table_expiry_reaches_the_external_catalog(broker_factory, rest_cat
             "the catalog keeps snapshots our idle table expired: %s" % theirs.snapshots
         time.sleep(0.5)
     assert cat.load_table(("default", topic)).scan().to_arrow().num_rows == rows
+    # our table properties are there too (the last materialized offsets
+    # included), never our bookkeeping of files awaiting deletion
+    props = cat.load_table(("default", topic)).metadata.properties
+    assert props["lakestream.log.%016x.last-offset" % 0x100000] == str(rows - 1), props
+    assert props.get("lakestream.stream") == topic
+    assert "lakestream.pending-deletes" not in props

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "table/iceberg_table.h"
 #include "table/rest_commit.h"
 #include "unit.h"
 
@@ -211,6 +212,43 @@ TEST(metadata_path_set_when_it_differs)
     json_decref(t);
 }
 
+/* Our properties are mirrored: changed and new ones set, our dropped
+ * lakestream.* keys removed, another writer's keys and our bookkeeping of
+ * files awaiting deletion left alone; with no new snapshot too. */
+TEST(properties_mirrored)
+{
+    json_t *o = ours(), *t = ours();
+    json_object_set_new(o, "properties",
+                        json_pack("{s:s, s:s, s:s}", "lakestream.log.1.last-offset", "9",
+                                  "write.metadata.previous-versions-max", "10",
+                                  LS_ICE_PENDING_DELETES_KEY, "[]"));
+    json_object_set_new(t, "properties",
+                        json_pack("{s:s, s:s, s:s}", "lakestream.log.1.last-offset", "5",
+                                  "lakestream.log.2.last-offset", "3", "owner", "spark"));
+    ls_rest_plan_t p;
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
+    CHECK_EQ_INT(p.kind, LS_REST_COMMIT);
+    CHECK(!strcmp(action(p.body, 0), "set-properties"));
+    const json_t *set =
+        json_object_get(json_array_get(json_object_get(p.body, "updates"), 0), "updates");
+    CHECK_EQ_INT((int)json_object_size(set), 2);
+    CHECK(!strcmp(json_string_value(json_object_get(set, "lakestream.log.1.last-offset")), "9"));
+    CHECK(json_object_get(set, "write.metadata.previous-versions-max"));
+    CHECK(!strcmp(action(p.body, 1), "remove-properties"));
+    const json_t *rm =
+        json_object_get(json_array_get(json_object_get(p.body, "updates"), 1), "removals");
+    CHECK_EQ_INT((int)json_array_size(rm), 1);
+    CHECK(!strcmp(json_string_value(json_array_get(rm, 0)), "lakestream.log.2.last-offset"));
+    ls_rest_plan_clear(&p);
+    /* the same properties: in sync */
+    json_object_set_new(t, "properties", json_deep_copy(json_object_get(o, "properties")));
+    json_object_del(json_object_get(t, "properties"), LS_ICE_PENDING_DELETES_KEY);
+    CHECK_EQ_INT(ls_rest_commit_plan(o, t, NULL, &p), 0);
+    CHECK_EQ_INT(p.kind, LS_REST_IN_SYNC);
+    json_decref(o);
+    json_decref(t);
+}
+
 /* Snapshots we have expired since the catalog got them (10, 11) are still
  * ours: the catalog's main at 11 is where our history stops; at 10 (rolled
  * back there) it is found through the catalog's copies of our parent links.
@@ -309,6 +347,7 @@ int main(void)
     RUN(diverged_is_never_overwritten);
     RUN(main_moved_back_only_moves_the_ref);
     RUN(metadata_path_set_when_it_differs);
+    RUN(properties_mirrored);
     RUN(main_expired_by_us_is_still_ours);
     RUN(expired_snapshots_removed_unless_named);
     RUN(register_and_namespace_bodies);
