@@ -23,7 +23,12 @@
  *    the file to every data file of its partition, which is always right;
  *  - a delete file leaves the table only in a rewrite that removes every
  *    data file it names (ls_posdel_covered), with those files' rows written
- *    without the deleted ones (table/file_rewrite.c). */
+ *    without the deleted ones (table/file_rewrite.c).
+ *
+ * Format version 3: the index also holds deletion vectors
+ * (deletion_vector.h), each a "delete file" with one target whose blob is
+ * read by a ranged GET; a vector holds every deleted row of its data file,
+ * so a position delete file whose data files all have vectors is covered. */
 #include "table/position_deletes.h"
 
 #include <stdio.h>
