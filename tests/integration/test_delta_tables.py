@@ -28,6 +28,7 @@ from test_typed_json import ORDER, order, produce_json
 from test_typed_tables import _held_reason
 
 deltalake = pytest.importorskip("deltalake")
+from deltalake.exceptions import TableNotFoundError  # noqa: E402
 duckdb = pytest.importorskip("duckdb")
 
 BASE = {"lakestream.table.enabled": "true", "lakestream.table.commit.interval.ms": "1000"}
@@ -49,8 +50,13 @@ def wait_delta(tdir, want, timeout=60):
     deadline = time.monotonic() + timeout
     got = None
     while time.monotonic() < deadline:
-        if os.path.isdir(os.path.join(tdir, "_delta_log")):
+        try:
             dt = deltalake.DeltaTable(tdir)
+        except TableNotFoundError:
+            # no log yet, or _delta_log/ made for a first commit not yet
+            # published (the file store's temporary name is in that folder)
+            dt = None
+        if dt is not None:
             rows = dt.to_pyarrow_table().to_pylist()
             got = len(rows)
             if got >= want:
