@@ -368,11 +368,18 @@ static long long key_number(const uint8_t *key, size_t len, const char *fmt)
     return sscanf(s, fmt, &n) == 1 ? n : -1;
 }
 
+/* Drops the offsets that are multiples of *(const int *)arg. */
+static bool drop_multiples(void *arg, const uint8_t *key, size_t len)
+{
+    long long off = key_number(key, len, "value %lld");
+    return off >= 0 && off % *(const int *)arg == 0;
+}
+
 static bool drop_fifths(void *arg, const uint8_t *key, size_t len)
 {
+    static const int five = 5;
     (void)arg;
-    long long off = key_number(key, len, "value %lld");
-    return off >= 0 && off % 5 == 0;
+    return drop_multiples((void *)&five, key, len);
 }
 
 TEST(copy_on_write_drops_rows)
@@ -1024,13 +1031,6 @@ static int64_t check_lineage(ls_ice_table_t *t)
     return rows;
 }
 
-static bool drop_sevenths(void *arg, const uint8_t *key, size_t len)
-{
-    (void)arg;
-    long long off = key_number(key, len, "value %lld");
-    return off >= 0 && off % 7 == 0;
-}
-
 /* A table of format version 3, merge-on-read: every data file gets its
  * first row id from the snapshot that added it; deletes are one deletion
  * vector (.puffin) per data file, and a second delete of a file's rows
@@ -1076,7 +1076,8 @@ TEST(v3_deletion_vectors_and_row_lineage)
     CHECK_EQ_INT(visible_offsets(t, seen, 40, &ndel), 32);
     CHECK_EQ_INT(ndel, 4);
     /* more deletes in the same files: each vector is replaced, never added to */
-    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_sevenths, NULL, &cow, err, sizeof err),
+    int seven = 7;
+    CHECK_EQ_INT(ls_file_drop_rows(t, &o, "value", drop_multiples, &seven, &cow, err, sizeof err),
                  LS_OK);
     CHECK_EQ_INT(cow.rows_dropped, 4); /* 7, 14, 21, 28 (0 and 35 are gone already) */
     CHECK_EQ_INT(cow.nremoved, 3);     /* the vectors of files 0-9, 10-19, 20-29 */
