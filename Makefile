@@ -21,8 +21,11 @@ LDFLAGS += $(SAN_FLAGS)
 LIB_SRCS := $(sort $(wildcard src/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/src/main.o
-UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
-UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# tests/unit mirrors src/: tests/unit/<folder>/test_<x>.c tests src/<folder>/;
+# the binaries stay flat, $(BUILD)/tests/test_<x>, so names must be unique.
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c tests/unit/*/test_*.c))
+UNIT_BINS := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(UNIT_SRCS))))
+UNIT_HDRS := $(wildcard tests/unit/*.h)
 
 .PHONY: all deps run client-tools test unit asan asan-test tsan clean format gen
 all: $(BUILD)/lakestream $(UNIT_BINS) $(BUILD)/tools/kgen $(BUILD)/bench/cold_read_bench
@@ -48,9 +51,12 @@ $(BUILD)/liblakestream.a: $(LIB_OBJS)
 $(BUILD)/lakestream: $(MAIN_OBJ) $(BUILD)/liblakestream.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/liblakestream.a
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(BUILD)/liblakestream.a $(LDLIBS)
+define unit_test_rule
+$(BUILD)/tests/$(basename $(notdir $(1))): $(1) $(UNIT_HDRS) $(BUILD)/liblakestream.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_CFLAGS) -Itests/unit $$(LDFLAGS) -o $$@ $$< $(BUILD)/liblakestream.a $$(LDLIBS)
+endef
+$(foreach t,$(UNIT_SRCS),$(eval $(call unit_test_rule,$(t))))
 
 # The Kafka message codec generator (docs/ARCHITECTURE.md "Kafka messages").
 # Its output, src/kafka/msg_gen.{h,c}, is committed: `make gen` rewrites it

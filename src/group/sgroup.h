@@ -1,7 +1,7 @@
 /* Share groups (KIP-932) membership, as pure logic: the ShareGroupHeartbeat
  * state machine and the "simple" assignor. No sockets, no store I/O, no wall
  * clock (the caller passes now_ms and the topic metadata). Unit tests drive
- * it directly (tests/unit/test_sgroup.c). The records themselves are shared
+ * it directly (tests/unit/group/test_sgroup.c). The records themselves are shared
  * out per partition by group/share_partition.h.
  *
  * Epochs. As in a consumer group (group/cgroup.h), the group epoch counts

@@ -1,7 +1,7 @@
 /* The state of one share partition (KIP-932, "queues for Kafka"): which
  * records of a topic partition a share group has delivered, to whom, and
  * how often. Pure logic: no sockets, no store I/O, no wall clock (callers
- * pass now_ms). Unit tests drive it directly (tests/unit/test_share_partition.c).
+ * pass now_ms). Unit tests drive it directly (tests/unit/group/test_share_partition.c).
  *
  * Words. The share-partition start offset (SPSO) is the first offset not yet
  * finished with; the end offset (SPEO) is one past the last offset ever

@@ -6,7 +6,7 @@
  * never normalized; query parameters are decoded, re-encoded and sorted;
  * header names are lower-cased and sorted, values trimmed with inner runs of
  * spaces collapsed. Tested against AWS's published vectors
- * (tests/unit/test_sigv4.c). Stateless and thread-safe. */
+ * (tests/unit/objstore/test_sigv4.c). Stateless and thread-safe. */
 #ifndef LS_SIGV4_H
 #define LS_SIGV4_H
 #include <stddef.h>

@@ -148,7 +148,7 @@ def test_make_run_builds_only_the_broker_in_parallel():
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "build-dryrun-never/lakestream serve" in out
-    assert "tests/unit/test_" not in out and "kgen" not in out and "cold_read_bench" not in out
+    assert "tests/unit/" not in out and "kgen" not in out and "cold_read_bench" not in out
     # nproc counts the CPUs this process may run on
     assert re.search(r"-j ?%d\b" % len(os.sched_getaffinity(0)), out), out[:2000]
 

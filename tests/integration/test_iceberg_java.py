@@ -11,7 +11,7 @@ manifests, snapshots and history metadata tables, and every row of the oldest
 retained snapshot (time travel). The tests compare that with what was written
 and with what PyIceberg plans:
 
-- the tables tests/unit/test_iceberg.c writes (as in test_tables.py's
+- the tables tests/unit/table/test_iceberg.c writes (as in test_tables.py's
   `warehouse`): raw_unpart, raw_day, raw_hour, raw_markers and raw_merged
   (merged manifests with EXISTING entries, expired snapshots, a trimmed
   metadata log);
@@ -176,7 +176,7 @@ def check_against_pyiceberg(jt, t):
     return rows
 
 
-# ---- tables written by tests/unit/test_iceberg.c -----------------------------
+# ---- tables written by tests/unit/table/test_iceberg.c -----------------------------
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory):

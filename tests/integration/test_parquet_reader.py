@@ -1,7 +1,7 @@
 """Our Parquet reader (src/table/parquet_reader.c) on files pyarrow wrote:
 every type (flat, lists, maps, structs, nulls), dictionary on and off, data
 pages v1 and v2, every codec we read, page CRCs, several row groups and
-pages. The C side (tests/unit/test_parquet_reader.c with LS_PQR_DUMP) dumps
+pages. The C side (tests/unit/table/test_parquet_reader.c with LS_PQR_DUMP) dumps
 each file as JSON lines; here the expected Dremel triples are derived from
 the rows pyarrow was given and compared value by value, with the schema
 (levels, field ids) and the chunk statistics pyarrow reports. Files using

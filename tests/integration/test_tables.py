@@ -3,8 +3,8 @@ readers: pyarrow and DuckDB (Parquet), fastavro (Avro manifests), PyIceberg
 (Iceberg v2 tables from a metadata file).
 
 The C unit tests write the files when LS_TABLE_OUT names a directory:
-tests/unit/test_parquet.c (raw Kafka table files, every codec/encoding),
-tests/unit/test_avro.c and tests/unit/test_iceberg.c. Rows follow raw_row()
+tests/unit/table/test_parquet.c (raw Kafka table files, every codec/encoding),
+tests/unit/registry/test_avro.c and tests/unit/table/test_iceberg.c. Rows follow raw_row()
 (mirrored from the C side), so every value is checked, not just counts.
 """
 
@@ -27,7 +27,7 @@ TS0_US = 1700000000000 * 1000
 
 
 def raw_row(i):
-    """Row i of the generated raw table (tests/unit/test_parquet.c raw_row)."""
+    """Row i of the generated raw table (tests/unit/table/test_parquet.c raw_row)."""
     headers = []
     for j in range(i % 4):
         headers.append({"key": "h%d" % j,
@@ -147,7 +147,7 @@ def test_parquet_duckdb_reads_all_files(parquet_dir):
 
 
 def mixed_value(i):
-    """Value i of raw_incompressible.parquet (tests/unit/test_parquet.c mixed_value)."""
+    """Value i of raw_incompressible.parquet (tests/unit/table/test_parquet.c mixed_value)."""
     if (i // 600) % 2:
         return bytes(b"lakestream table page "[k % 22] for k in range(1024))
     x, out = i + 1, bytearray(1024)
@@ -176,7 +176,7 @@ def test_parquet_incompressible_zstd_pages(parquet_dir):
 
 
 def test_parquet_typed_columns(parquet_dir):
-    """BOOLEAN / FLOAT / DOUBLE / DATE columns (tests/unit/test_parquet.c write_typed)."""
+    """BOOLEAN / FLOAT / DOUBLE / DATE columns (tests/unit/table/test_parquet.c write_typed)."""
     import math
     path = os.path.join(parquet_dir, "typed.parquet")
     f = pq.ParquetFile(path)
@@ -212,7 +212,7 @@ fastavro = pytest.importorskip("fastavro")
 
 
 def avro_datum(i):
-    """Datum i of tests/unit/test_avro.c avro_datum()."""
+    """Datum i of tests/unit/registry/test_avro.c avro_datum()."""
     return {
         "id": i * 1000003,
         "small": (i % 1000) - 500,
@@ -262,7 +262,7 @@ def test_avro_bytes_metadata_and_empty_file(avro_dir):
 
 # ---- Iceberg v2 tables (PyIceberg, fastavro, DuckDB) -----------------------
 #
-# tests/unit/test_iceberg.c writes two raw tables in the filesystem layout,
+# tests/unit/table/test_iceberg.c writes two raw tables in the filesystem layout,
 # each through three fast appends of rows [0,2000), [2000,3500), [3500,5000):
 #   raw_unpart  unpartitioned, snappy, one file per append
 #   raw_day     partitioned by day(timestamp), identity(partition); zstd;

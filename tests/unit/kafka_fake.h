@@ -1,4 +1,4 @@
-/* Handler unit-test harness (tests/unit/test_h_*.c): one broker's Kafka
+/* Handler unit-test harness (tests/unit/kafka/test_h_*.c): one broker's Kafka
  * services (kafka/services.h) on a libuv loop over the in-memory stores
  * (meta mem, objstore mem, a real logstore, catalog and quota store),
  * served by a real listener on 127.0.0.1:0. A test builds a request struct

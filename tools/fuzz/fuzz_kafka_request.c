@@ -29,7 +29,7 @@
  *       src/kafka/msg_gen.c src/kafka/msg_rt.c src/base/alloc.c src/base/buf.c src/base/chunk.c \
  *       src/base/uuid.c src/base/check.c src/base/diag.c
  * A crash leaves crash-<sha1>; replay it and turn it into a regression test in
- * tests/unit/test_kafka_codec.c. */
+ * tests/unit/kafka/test_kafka_codec.c. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

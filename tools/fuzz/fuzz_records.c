@@ -16,7 +16,7 @@
  *       -max_len=65536 -rss_limit_mb=2048 build/fuzz-corpus
  * A crash leaves crash-<sha1> in the current directory; replay it with
  *   build/fuzz_records crash-<sha1>
- * and turn it into a regression test in tests/unit/test_records.c. */
+ * and turn it into a regression test in tests/unit/records/test_records.c. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,9 @@
 # that metadata key prefixes are only spelled in src/meta/meta_keys.h, and
 # the same check on a copy with a key literal, which must fail; the check
 # that no source file passes 1 500 lines, and the same check on a copy with
-# one that does, which must fail. One PASS/FAIL line each.
+# one that does, which must fail; the check that tests/unit mirrors src/ with
+# unique test names, and the same check on a copy with a duplicate, which
+# must fail. One PASS/FAIL line each.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 "$ROOT/tools/lint/check-layers.sh"
@@ -109,6 +111,22 @@ elif grep -q 'base/url.c: [0-9]* lines' <<<"$out"; then
 else
     printf '%s\n' "$out"
     echo "FAIL lint.file_size_catches_long_file: failed without naming base/url.c"
+    rc=1
+fi
+
+"$ROOT/tools/lint/check-unit-layout.sh" || rc=1
+mkdir -p "$tmp/layout/tests"
+cp -r "$ROOT/src" "$tmp/layout/src"
+cp -r "$ROOT/tests/unit" "$tmp/layout/tests/unit"
+cp "$tmp/layout/tests/unit/log/test_logstore.c" "$tmp/layout/tests/unit/meta/test_logstore.c"
+if out=$("$ROOT/tools/lint/check-unit-layout.sh" "$tmp/layout" 2>&1); then
+    echo "FAIL lint.unit_layout_catches_duplicate_name: two test_logstore.c passed the check"
+    rc=1
+elif grep -q 'test_logstore.c: in more than one folder' <<<"$out"; then
+    echo "PASS lint.unit_layout_catches_duplicate_name"
+else
+    printf '%s\n' "$out"
+    echo "FAIL lint.unit_layout_catches_duplicate_name: failed without naming test_logstore.c"
     rc=1
 fi
 exit $rc

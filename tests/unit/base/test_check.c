@@ -87,7 +87,7 @@ TEST(without_a_hook_a_panic_logs_and_aborts)
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-    CHECK(strstr(out, "ERROR [panic] tests/unit/test_check.c:") != NULL);
+    CHECK(strstr(out, "ERROR [panic] tests/unit/base/test_check.c:") != NULL);
     CHECK(strstr(out, "fails_check(): check failed: depth == 4") != NULL);
 }
 
