@@ -25,7 +25,7 @@ MAIN_OBJ := $(BUILD)/src/main.o
 # the binaries stay flat, $(BUILD)/tests/test_<x>, so names must be unique.
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c tests/unit/*/test_*.c))
 UNIT_BINS := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(UNIT_SRCS))))
-UNIT_HDRS := $(wildcard tests/unit/*.h)
+UNIT_HDRS := $(wildcard tests/unit/*.h tests/unit/*/*.h)
 
 .PHONY: all deps run client-tools test unit asan asan-test tsan clean format gen
 all: $(BUILD)/lakestream $(UNIT_BINS) $(BUILD)/tools/kgen $(BUILD)/bench/cold_read_bench

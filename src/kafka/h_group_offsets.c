@@ -646,6 +646,9 @@ void ls_kafka_handle_offset_delete(ls_kreq_t *req)
         odel_respond(ctx);
         return;
     }
+    /* as Kafka 4: commits and fetches take the empty group id (kept for
+     * old clients), a delete does not */
+    if (ok && !ctx->gid[0]) ok = false;
     if (!ok || !svc(req)) {
         ctx->resp.ErrorCode = ok ? LS_KERR_COORDINATOR_NOT_AVAILABLE : LS_KERR_INVALID_GROUP_ID;
         odel_respond(ctx);

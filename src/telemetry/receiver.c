@@ -51,6 +51,7 @@ typedef struct inst {
     char **metrics;
     int nmetrics;
     int64_t last_get, last_push, last_seen;
+    bool got_since_push; /* a get was answered after the last accepted push */
     bool terminating;
     ls_telemetry_outcome last_error;
     ls_i64map_t index; /* key hash -> series_t * */
@@ -206,6 +207,7 @@ static void evaluate(ls_telemetry_t *t, inst_t *in)
     in->version = m.version;
     in->sub_id = subscription_id(in);
     in->last_get = in->last_push = NEVER;
+    in->got_since_push = false;
     in->terminating = false;
     in->last_error = LS_TELEMETRY_OK;
     drop_series_if(t, in, still_wanted); /* what it is no longer subscribed to */
@@ -305,6 +307,7 @@ ls_telemetry_outcome ls_telemetry_get(ls_telemetry_t *t, ls_telemetry_client_t *
         return counted(t, "get", LS_TELEMETRY_THROTTLED);
     }
     in->last_get = now;
+    in->got_since_push = true;
     in->last_error = LS_TELEMETRY_OK;
     out->instance_id = in->id;
     out->subscription_id = in->sub_id;
@@ -475,10 +478,12 @@ static ls_telemetry_outcome push_check(inst_t *in, const ls_telemetry_push_t *p,
                  in->idstr);
         return LS_TELEMETRY_BAD_REQUEST;
     }
-    bool accept = in->last_get > in->last_push || now - in->last_push >= in->interval_ms;
-    if (accept)
+    /* by order, not by clock: a get and a push in the same millisecond */
+    bool accept = in->got_since_push || now - in->last_push >= in->interval_ms;
+    if (accept) {
         in->last_push = now;
-    else if (!p->terminating) {
+        in->got_since_push = false;
+    } else if (!p->terminating) {
         snprintf(why, whylen,
                  "Request from the client [%s] arrived before the next push interval time",
                  in->idstr);

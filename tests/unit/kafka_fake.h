@@ -21,12 +21,12 @@
  * Use a fresh topic name per test: the stores are shared by the binary.
  *
  * The group coordinator (group/group_service.h, over the same stores and
- * loop), the share-partition states and sessions (group/share_store.h) and
- * the transaction coordinator's records (txn/txn_store.h) are the real
- * ones; only their embedder's side is stubbed: transaction markers are not
- * written (kf_txn_markers answers LS_OK; svc.txn_finish does nothing), so a
- * decided transaction stays decided, and the group and share configuration
- * is the broker's defaults (env.cfg at kf_open). */
+ * loop), the share-partition states and sessions (group/share_store.h),
+ * the transaction coordinator's records (txn/txn_store.h) and the
+ * client-metrics receiver (telemetry/receiver.h) are the real ones; only their embedder's side is
+ * stubbed: transaction markers are not written (kf_txn_markers answers LS_OK; svc.txn_finish does
+ * nothing), so a decided transaction stays decided, and the group and share configuration is the
+ * broker's defaults (env.cfg at kf_open). */
 #ifndef LS_TEST_KAFKA_FAKE_H
 #define LS_TEST_KAFKA_FAKE_H
 #include <arpa/inet.h>
@@ -57,6 +57,8 @@
 #include "security/authz.h"
 #include "security/quotas.h"
 #include "stream/catalog.h"
+#include "telemetry/receiver.h"
+#include "telemetry/subscriptions.h"
 #include "txn/txn_store.h"
 
 /* Kafka's broker defaults of the group session and heartbeat settings, for
@@ -82,6 +84,8 @@ typedef struct kf_env {
     ls_group_service_t *groups;
     ls_share_store_t *shares;
     ls_txn_store_t *txns;
+    ls_telemetry_subs_t *client_metrics;
+    ls_telemetry_t *telemetry;
     ls_kafka_services_t svc;
     ls_kafka_listener_t *listener;      /* PLAINTEXT */
     ls_kafka_listener_t *sasl_listener; /* SASL_PLAINTEXT, once kf_sasl_listener asks */
@@ -213,7 +217,8 @@ static inline int kf_open(kf_env_t *e)
     e->catalog = e->logs ? ls_catalog_open(e->meta, err, sizeof err) : NULL;
     e->quotas = e->catalog ? ls_quotas_open(e->meta, err, sizeof err) : NULL;
     e->group_configs = e->quotas ? ls_group_configs_open(e->meta, err, sizeof err) : NULL;
-    if (!e->group_configs) {
+    e->client_metrics = e->group_configs ? ls_telemetry_subs_open(e->meta, err, sizeof err) : NULL;
+    if (!e->client_metrics) {
         printf("# kf_open: %s\n", err);
         return -1;
     }
@@ -235,6 +240,7 @@ static inline int kf_open(kf_env_t *e)
                               .new_producer_id = kf_new_pid,
                               .pid_arg = e};
     e->txns = ls_txn_store_new(&to);
+    e->telemetry = ls_telemetry_open(e->client_metrics);
     ls_kafka_services_t *s = &e->svc;
     s->loop = &e->loop;
     s->cfg = &e->cfg;
@@ -250,6 +256,7 @@ static inline int kf_open(kf_env_t *e)
     s->groups = e->groups;
     s->shares = e->shares;
     s->txns = e->txns;
+    s->telemetry = e->telemetry;
     s->root = e;
     s->members = kf_members;
     s->table_lag = kf_table_lag;
@@ -444,6 +451,8 @@ static inline void kf_close(kf_env_t *e)
     ls_quotas_close(e->quotas);
     ls_group_configs_close(e->group_configs);
     ls_share_store_free(e->shares);
+    ls_telemetry_close(e->telemetry);
+    ls_telemetry_subs_close(e->client_metrics);
     ls_meta_close(e->meta);
     ls_objstore_close(e->os);
     ls_config_free(&e->cfg);
