@@ -59,12 +59,13 @@ endef
 $(foreach t,$(UNIT_SRCS),$(eval $(call unit_test_rule,$(t))))
 
 # The Kafka message codec generator (docs/ARCHITECTURE.md "Kafka messages").
-# Its output, src/kafka/msg_gen.{h,c}, is committed: `make gen` rewrites it
-# from src/kafka/messages/*.msg, and `make test` fails when it is stale.
-KGEN_OUT := src/kafka/msg_gen.h src/kafka/msg_gen.c
-$(BUILD)/tools/kgen: tools/kgen/kgen.c
+# Its output, src/kafka/msg_gen.{h,c} (codecs) and src/kafka/api_gen.h (the
+# dispatch rows and handler declarations), is committed: `make gen` rewrites
+# it from src/kafka/messages/*.msg, and `make test` fails when it is stale.
+KGEN_OUT := src/kafka/msg_gen.h src/kafka/msg_gen.c src/kafka/api_gen.h
+$(BUILD)/tools/kgen: tools/kgen/kgen.c tools/kgen/serve.c tools/kgen/kgen.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_BASE) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $<
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^)
 
 # Cold-read rebuild throughput (bench/cold/cold_read_bench.c; built by all so it keeps
 # compiling as the library changes, run by hand).

@@ -8,8 +8,9 @@
 #            the clang-format check, and that Python test modules only use
 #            helpers the modules they import define, one source for Kafka error
 #            codes and metadata keys (each with its negative case);
-#            codegen: tools/kgen/check.sh: the committed Kafka codecs are what
-#            BUILD_DIR/tools/kgen makes of src/kafka/messages/.
+#            codegen: tools/kgen/check.sh: the committed Kafka codecs and
+#            dispatch rows are what BUILD_DIR/tools/kgen makes of
+#            src/kafka/messages/.
 # 1. unit:   every executable BUILD_DIR/tests/test_*; each prints "PASS name" /
 #            "FAIL name: ..." lines. A binary that exits non-zero (crash,
 #            sanitizer abort, timeout) without a FAIL line counts as 1 failure.
@@ -222,7 +223,7 @@ run_units() {
 # The layer check (tools/lint/layers.txt): includes between src/ folders; the
 # format check; cross-module references of the Python tests.
 run_counted lint 300 tools/lint/run.sh
-# The generated Kafka codecs are up to date (tools/kgen).
+# The generated Kafka codecs and dispatch rows are up to date (tools/kgen).
 run_counted codegen 300 tools/kgen/check.sh "$BUILD"
 
 # ---------------------------------------------------------------- unit

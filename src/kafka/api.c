@@ -2,9 +2,12 @@
  *
  * The table is the single source of the supported version ranges: conn.c
  * checks key and version against it before any handler runs, and
- * ApiVersions is generated from it. The ranges and first flexible versions
- * are those of the message JSON specs (LS_KAFKA_<API>_{MIN,MAX,FLEX} in msg.h,
- * shared with the codecs so the two cannot drift apart).
+ * ApiVersions is generated from it. Its rows are generated too, from the
+ * message descriptions (src/kafka/messages/<Api>.msg: `handler`, `serial`,
+ * `row`; kafka/api_gen.h): the ranges and first flexible versions are those
+ * of the descriptions (LS_KAFKA_<API>_{MIN,MAX,FLEX}, shared with the codecs
+ * so the two cannot drift apart), and a new api is its description plus its
+ * handler file.
  *
  * One deliberate difference between what is served and what is advertised:
  * Produce is advertised from v0 although only v3+ is served. librdkafka up to
@@ -17,102 +20,27 @@
 #include <string.h>
 
 #include "kafka/api.h"
-#include "kafka/handlers.h"
+#include "kafka/api_gen.h"
 #include "kafka/msg.h"
 
 #include "base/check.h"
 #include "base/status.h"
 
-/* One served api: its generated description ls_kmsg_<name> and handler;
- * SERIAL: handled one at a time per connection (api.h, conn.c). */
-#define API_ROW(name, pfx, fn, serial)                                                             \
-    {                                                                                              \
-        LS_KAFKA_API_##pfx, #name, LS_KAFKA_##pfx##_MIN, LS_KAFKA_##pfx##_MAX,                     \
-            LS_KAFKA_##pfx##_FLEX, &ls_kmsg_##name, fn, serial                                     \
-    }
-#define API(name, pfx, fn) API_ROW(name, pfx, fn, false)
-#define SERIAL(name, pfx, fn) API_ROW(name, pfx, fn, true)
+/* One served api: its generated description ls_kmsg_<api> and handler;
+ * serial: handled one at a time per connection (api.h, conn.c). The rows,
+ * and so ApiVersions' order, come from the descriptions' `handler` and `row`
+ * lines (kafka/api_gen.h, generated). */
+#define API_ROW(api, pfx, fn, serial_)                                                             \
+    {.key = LS_KAFKA_API_##pfx,                                                                    \
+     .name = #api,                                                                                 \
+     .min_version = LS_KAFKA_##pfx##_MIN,                                                          \
+     .max_version = LS_KAFKA_##pfx##_MAX,                                                          \
+     .first_flexible = LS_KAFKA_##pfx##_FLEX,                                                      \
+     .msg = &ls_kmsg_##api,                                                                        \
+     .handler = fn,                                                                                \
+     .serial = serial_},
 
-const ls_kafka_api_t ls_kafka_apis[] = {
-    API(Produce, PRODUCE, ls_kafka_handle_produce),
-    API(Fetch, FETCH, ls_kafka_handle_fetch),
-    API(ListOffsets, LIST_OFFSETS, ls_kafka_handle_list_offsets),
-    API(Metadata, METADATA, ls_kafka_handle_metadata),
-    SERIAL(OffsetCommit, OFFSET_COMMIT, ls_kafka_handle_offset_commit),
-    SERIAL(OffsetFetch, OFFSET_FETCH, ls_kafka_handle_offset_fetch),
-    API(FindCoordinator, FIND_COORDINATOR, ls_kafka_handle_find_coordinator),
-    API(JoinGroup, JOIN_GROUP, ls_kafka_handle_join_group),
-    API(Heartbeat, HEARTBEAT, ls_kafka_handle_heartbeat),
-    SERIAL(LeaveGroup, LEAVE_GROUP, ls_kafka_handle_leave_group),
-    API(SyncGroup, SYNC_GROUP, ls_kafka_handle_sync_group),
-    API(DescribeGroups, DESCRIBE_GROUPS, ls_kafka_handle_describe_groups),
-    API(ListGroups, LIST_GROUPS, ls_kafka_handle_list_groups),
-    API(ApiVersions, API_VERSIONS, ls_kafka_handle_api_versions),
-    API(CreateTopics, CREATE_TOPICS, ls_kafka_handle_create_topics),
-    API(DeleteTopics, DELETE_TOPICS, ls_kafka_handle_delete_topics),
-    API(DeleteRecords, DELETE_RECORDS, ls_kafka_handle_delete_records),
-    SERIAL(InitProducerId, INIT_PRODUCER_ID, ls_kafka_handle_init_producer_id),
-    SERIAL(AddPartitionsToTxn, ADD_PARTITIONS_TO_TXN, ls_kafka_handle_add_partitions_to_txn),
-    SERIAL(AddOffsetsToTxn, ADD_OFFSETS_TO_TXN, ls_kafka_handle_add_offsets_to_txn),
-    SERIAL(EndTxn, END_TXN, ls_kafka_handle_end_txn),
-    SERIAL(TxnOffsetCommit, TXN_OFFSET_COMMIT, ls_kafka_handle_txn_offset_commit),
-    API(DescribeAcls, DESCRIBE_ACLS, ls_kafka_handle_describe_acls),
-    API(CreateAcls, CREATE_ACLS, ls_kafka_handle_create_acls),
-    API(DeleteAcls, DELETE_ACLS, ls_kafka_handle_delete_acls),
-    API(OffsetForLeaderEpoch, OFFSET_FOR_LEADER_EPOCH, ls_kafka_handle_offset_for_leader_epoch),
-    API(DescribeConfigs, DESCRIBE_CONFIGS, ls_kafka_handle_describe_configs),
-    API(AlterConfigs, ALTER_CONFIGS, ls_kafka_handle_alter_configs),
-    API(CreatePartitions, CREATE_PARTITIONS, ls_kafka_handle_create_partitions),
-    API(DeleteGroups, DELETE_GROUPS, ls_kafka_handle_delete_groups),
-    API(IncrementalAlterConfigs, INCREMENTAL_ALTER_CONFIGS,
-        ls_kafka_handle_incremental_alter_configs),
-    SERIAL(OffsetDelete, OFFSET_DELETE, ls_kafka_handle_offset_delete),
-    API(DescribeCluster, DESCRIBE_CLUSTER, ls_kafka_handle_describe_cluster),
-    API(WriteTxnMarkers, WRITE_TXN_MARKERS, ls_kafka_handle_write_txn_markers),
-    API(DescribeProducers, DESCRIBE_PRODUCERS, ls_kafka_handle_describe_producers),
-    API(DescribeTransactions, DESCRIBE_TRANSACTIONS, ls_kafka_handle_describe_transactions),
-    API(ListTransactions, LIST_TRANSACTIONS, ls_kafka_handle_list_transactions),
-    API(SaslHandshake, SASL_HANDSHAKE, ls_kafka_handle_sasl_handshake),
-    API(SaslAuthenticate, SASL_AUTHENTICATE, ls_kafka_handle_sasl_authenticate),
-    API(DescribeUserScramCredentials, DESCRIBE_USER_SCRAM_CREDENTIALS,
-        ls_kafka_handle_describe_user_scram_credentials),
-    API(AlterUserScramCredentials, ALTER_USER_SCRAM_CREDENTIALS,
-        ls_kafka_handle_alter_user_scram_credentials),
-    API(DescribeClientQuotas, DESCRIBE_CLIENT_QUOTAS, ls_kafka_handle_describe_client_quotas),
-    API(AlterClientQuotas, ALTER_CLIENT_QUOTAS, ls_kafka_handle_alter_client_quotas),
-    /* issue 34: admin APIs of Kafka 4's tools */
-    API(DescribeTopicPartitions, DESCRIBE_TOPIC_PARTITIONS,
-        ls_kafka_handle_describe_topic_partitions),
-    API(DescribeLogDirs, DESCRIBE_LOG_DIRS, ls_kafka_handle_describe_log_dirs),
-    API(AlterReplicaLogDirs, ALTER_REPLICA_LOG_DIRS, ls_kafka_handle_alter_replica_log_dirs),
-    API(ElectLeaders, ELECT_LEADERS, ls_kafka_handle_elect_leaders),
-    API(AlterPartitionReassignments, ALTER_PARTITION_REASSIGNMENTS,
-        ls_kafka_handle_alter_partition_reassignments),
-    API(ListPartitionReassignments, LIST_PARTITION_REASSIGNMENTS,
-        ls_kafka_handle_list_partition_reassignments),
-    API(UpdateFeatures, UPDATE_FEATURES, ls_kafka_handle_update_features),
-    API(ListConfigResources, LIST_CONFIG_RESOURCES, ls_kafka_handle_list_config_resources),
-    /* KIP-714 client telemetry (h_telemetry.c) */
-    API(GetTelemetrySubscriptions, GET_TELEMETRY_SUBSCRIPTIONS,
-        ls_kafka_handle_get_telemetry_subscriptions),
-    API(PushTelemetry, PUSH_TELEMETRY, ls_kafka_handle_push_telemetry),
-    /* KIP-848 consumer groups (h_consumer_group.c) */
-    API(ConsumerGroupHeartbeat, CONSUMER_GROUP_HEARTBEAT, ls_kafka_handle_consumer_group_heartbeat),
-    API(ConsumerGroupDescribe, CONSUMER_GROUP_DESCRIBE, ls_kafka_handle_consumer_group_describe),
-    /* KIP-932 share groups (h_consumer_group.c, h_share_fetch.c) */
-    API(ShareGroupHeartbeat, SHARE_GROUP_HEARTBEAT, ls_kafka_handle_share_group_heartbeat),
-    API(ShareGroupDescribe, SHARE_GROUP_DESCRIBE, ls_kafka_handle_share_group_describe),
-    API(ShareFetch, SHARE_FETCH, ls_kafka_handle_share_fetch),
-    API(ShareAcknowledge, SHARE_ACKNOWLEDGE, ls_kafka_handle_share_acknowledge),
-    API(DescribeShareGroupOffsets, DESCRIBE_SHARE_GROUP_OFFSETS,
-        ls_kafka_handle_describe_share_group_offsets),
-    API(AlterShareGroupOffsets, ALTER_SHARE_GROUP_OFFSETS,
-        ls_kafka_handle_alter_share_group_offsets),
-    API(DeleteShareGroupOffsets, DELETE_SHARE_GROUP_OFFSETS,
-        ls_kafka_handle_delete_share_group_offsets),
-    API(StreamsGroupHeartbeat, STREAMS_GROUP_HEARTBEAT, ls_kafka_handle_streams_group_heartbeat),
-    API(StreamsGroupDescribe, STREAMS_GROUP_DESCRIBE, ls_kafka_handle_streams_group_describe),
-};
+const ls_kafka_api_t ls_kafka_apis[] = {LS_KAFKA_API_ROWS(API_ROW)};
 const int ls_kafka_napis = (int)(sizeof ls_kafka_apis / sizeof ls_kafka_apis[0]);
 
 /* ls_kafka_apis by key, built once: the lookup is on every request's path

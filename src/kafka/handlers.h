@@ -1,71 +1,16 @@
-/* Kafka API handlers, one per API (h_<area>.c). Referenced from the dispatch
- * table in api.c; each finishes its request exactly once (see api.h). */
+/* What the Kafka API handlers (h_<area>.c) share. The handlers themselves,
+ * one per API, are declared in kafka/api_gen.h, generated from the
+ * descriptions' `handler` lines with the dispatch table's rows; each
+ * finishes its request exactly once (see api.h). */
 #ifndef LS_KAFKA_HANDLERS_H
 #define LS_KAFKA_HANDLERS_H
 #include "kafka/api.h"
+#include "kafka/api_gen.h"
 #include "security/acl.h"
 #include "group/group.h"
 #include "group/group_service.h"
 #include "stream/catalog.h"
 #include "txn/txn.h"
-
-void ls_kafka_handle_produce(ls_kreq_t *req);                   /* h_produce.c, key 0 */
-void ls_kafka_handle_fetch(ls_kreq_t *req);                     /* h_fetch.c, key 1 */
-void ls_kafka_handle_list_offsets(ls_kreq_t *req);              /* h_list_offsets.c, key 2 */
-void ls_kafka_handle_metadata(ls_kreq_t *req);                  /* h_metadata.c, key 3 */
-void ls_kafka_handle_api_versions(ls_kreq_t *req);              /* api.c, key 18 */
-void ls_kafka_handle_create_topics(ls_kreq_t *req);             /* h_topics.c, key 19 */
-void ls_kafka_handle_delete_topics(ls_kreq_t *req);             /* h_topics.c, key 20 */
-void ls_kafka_handle_delete_records(ls_kreq_t *req);            /* h_delete_records.c, key 21 */
-void ls_kafka_handle_init_producer_id(ls_kreq_t *req);          /* h_producer.c, key 22 */
-void ls_kafka_handle_add_partitions_to_txn(ls_kreq_t *req);     /* h_txn.c, key 24 */
-void ls_kafka_handle_add_offsets_to_txn(ls_kreq_t *req);        /* h_txn.c, key 25 */
-void ls_kafka_handle_end_txn(ls_kreq_t *req);                   /* h_txn.c, key 26 */
-void ls_kafka_handle_offset_for_leader_epoch(ls_kreq_t *req);   /* h_list_offsets.c, key 23 */
-void ls_kafka_handle_describe_configs(ls_kreq_t *req);          /* h_configs.c, key 32 */
-void ls_kafka_handle_alter_configs(ls_kreq_t *req);             /* h_alter_configs.c, key 33 */
-void ls_kafka_handle_incremental_alter_configs(ls_kreq_t *req); /* h_alter_configs.c, key 44 */
-void ls_kafka_handle_create_partitions(ls_kreq_t *req);         /* h_topics.c, key 37 */
-void ls_kafka_handle_describe_cluster(ls_kreq_t *req);          /* h_metadata.c, key 60 */
-/* issue 34: admin APIs of Kafka 4's tools */
-void ls_kafka_handle_describe_topic_partitions(ls_kreq_t *req);     /* h_metadata.c, key 75 */
-void ls_kafka_handle_alter_replica_log_dirs(ls_kreq_t *req);        /* h_log_dirs.c, key 34 */
-void ls_kafka_handle_describe_log_dirs(ls_kreq_t *req);             /* h_log_dirs.c, key 35 */
-void ls_kafka_handle_alter_partition_reassignments(ls_kreq_t *req); /* h_reassign.c, key 45 */
-void ls_kafka_handle_elect_leaders(ls_kreq_t *req);                 /* h_reassign.c, key 43 */
-void ls_kafka_handle_list_partition_reassignments(ls_kreq_t *req);  /* h_reassign.c, key 46 */
-void ls_kafka_handle_update_features(ls_kreq_t *req);               /* h_features.c, key 57 */
-void ls_kafka_handle_list_config_resources(ls_kreq_t *req);         /* h_configs.c, key 74 */
-void ls_kafka_handle_get_telemetry_subscriptions(ls_kreq_t *req);   /* h_telemetry.c, key 71 */
-void ls_kafka_handle_push_telemetry(ls_kreq_t *req);                /* h_telemetry.c, key 72 */
-/* consumer groups: h_group.c */
-void ls_kafka_handle_offset_commit(ls_kreq_t *req);    /* key 8 */
-void ls_kafka_handle_offset_fetch(ls_kreq_t *req);     /* key 9 */
-void ls_kafka_handle_find_coordinator(ls_kreq_t *req); /* key 10 */
-void ls_kafka_handle_join_group(ls_kreq_t *req);       /* key 11 */
-void ls_kafka_handle_heartbeat(ls_kreq_t *req);        /* key 12 */
-void ls_kafka_handle_leave_group(ls_kreq_t *req);      /* key 13 */
-void ls_kafka_handle_sync_group(ls_kreq_t *req);       /* key 14 */
-void ls_kafka_handle_describe_groups(ls_kreq_t *req);  /* key 15 */
-void ls_kafka_handle_list_groups(ls_kreq_t *req);      /* key 16 */
-void ls_kafka_handle_delete_groups(ls_kreq_t *req);    /* key 42 */
-void ls_kafka_handle_offset_delete(ls_kreq_t *req);    /* key 47 */
-/* transaction admin: h_txn_admin.c */
-void ls_kafka_handle_write_txn_markers(ls_kreq_t *req);     /* key 27 (admin abort only) */
-void ls_kafka_handle_describe_producers(ls_kreq_t *req);    /* key 61 */
-void ls_kafka_handle_describe_transactions(ls_kreq_t *req); /* key 65 */
-void ls_kafka_handle_list_transactions(ls_kreq_t *req);     /* key 66 */
-
-void ls_kafka_handle_txn_offset_commit(ls_kreq_t *req); /* h_txn_offsets.c, key 28 */
-/* SASL and its users */
-void ls_kafka_handle_sasl_handshake(ls_kreq_t *req);                  /* h_sasl.c, key 17 */
-void ls_kafka_handle_sasl_authenticate(ls_kreq_t *req);               /* h_sasl.c, key 36 */
-void ls_kafka_handle_describe_user_scram_credentials(ls_kreq_t *req); /* h_users.c, key 50 */
-void ls_kafka_handle_alter_user_scram_credentials(ls_kreq_t *req);    /* h_users.c, key 51 */
-/* ACL admin: h_acls.c */
-void ls_kafka_handle_describe_acls(ls_kreq_t *req); /* key 29 */
-void ls_kafka_handle_create_acls(ls_kreq_t *req);   /* key 30 */
-void ls_kafka_handle_delete_acls(ls_kreq_t *req);   /* key 31 */
 
 /* h_acls.c: authorization of a request (its principal and peer host)
  * against the broker's authorizer; always true when there is none. Codes
@@ -87,8 +32,6 @@ int32_t ls_kreq_authorized_ops(ls_kreq_t *req, int8_t rtype, const char *name, i
  * cluster: 0, or the Kafka error (TOPIC_ / GROUP_ /
  * CLUSTER_AUTHORIZATION_FAILED). Other types pass. */
 int16_t ls_kreq_config_denied(ls_kreq_t *req, int8_t type, ls_kstr_t name, int8_t op);
-void ls_kafka_handle_describe_client_quotas(ls_kreq_t *req); /* h_quotas.c, key 48 */
-void ls_kafka_handle_alter_client_quotas(ls_kreq_t *req);    /* h_quotas.c, key 49 */
 /* The request conn.c decoded (req->msg), copied into m of type ls_kafka_<T>;
  * and a response (checked to be an ls_kafka_<T>) encoded and sent. Both name
  * the handler's `req`. */
@@ -133,19 +76,6 @@ void ls_kgroup_describe_each(ls_kreq_t *req, const ls_kstr_t *ids, int32_t n, ls
 typedef void (*ls_kgroup_tables_cb)(void *arg, ls_status st, const ls_table_group_t *v, int n);
 void ls_kgroup_tables_read(ls_kreq_t *req, ls_kgroup_tables_cb cb, void *arg);
 const ls_table_group_t *ls_kgroup_table_find(const ls_table_group_t *v, int n, const char *gid);
-/* h_consumer_group.c: the KIP-848 consumer group protocol */
-void ls_kafka_handle_consumer_group_heartbeat(ls_kreq_t *req);     /* key 68 */
-void ls_kafka_handle_consumer_group_describe(ls_kreq_t *req);      /* key 69 */
-void ls_kafka_handle_share_group_heartbeat(ls_kreq_t *req);        /* key 76 */
-void ls_kafka_handle_share_group_describe(ls_kreq_t *req);         /* key 77 */
-void ls_kafka_handle_share_fetch(ls_kreq_t *req);                  /* key 78 */
-void ls_kafka_handle_share_acknowledge(ls_kreq_t *req);            /* key 79 */
-void ls_kafka_handle_describe_share_group_offsets(ls_kreq_t *req); /* key 90 */
-void ls_kafka_handle_alter_share_group_offsets(ls_kreq_t *req);    /* key 91 */
-void ls_kafka_handle_delete_share_group_offsets(ls_kreq_t *req);   /* key 92 */
-/* h_streams_group.c: the KIP-1071 streams group protocol */
-void ls_kafka_handle_streams_group_heartbeat(ls_kreq_t *req); /* key 88 */
-void ls_kafka_handle_streams_group_describe(ls_kreq_t *req);  /* key 89 */
 /* h_consumer_group.c: an outcome of the KIP-848 family (consumer and
  * streams groups) as its Kafka code. */
 int16_t ls_kafka_cgroup_error(ls_cgroup_err e);
