@@ -132,13 +132,20 @@ static int64_t cursor_get(ls_compactor_t *c, int64_t log_id)
     return v ? *v : 0;
 }
 
-static void cursor_set(ls_compactor_t *c, int64_t log_id, int64_t offset)
+/* The value of key k in a map of int64_t * values, made (0) when missing. */
+static int64_t *i64_slot(ls_i64map_t *m, int64_t k)
 {
-    int64_t *v = ls_i64map_get(&c->cursors, log_id);
+    int64_t *v = ls_i64map_get(m, k);
     if (!v) {
         v = LS_NEW(int64_t);
-        ls_i64map_put(&c->cursors, log_id, v);
+        ls_i64map_put(m, k, v);
     }
+    return v;
+}
+
+static void cursor_set(ls_compactor_t *c, int64_t log_id, int64_t offset)
+{
+    int64_t *v = i64_slot(&c->cursors, log_id);
     if (offset > *v) *v = offset;
 }
 
@@ -729,9 +736,13 @@ int ls_compactor_backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan
 }
 
 /* One log: whole runs while they qualify (a backlog drains in one pass). */
-void ls_compactor_compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+void ls_compactor_compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts,
+                                 int64_t next_offset)
 {
     c->cur_lag_ms = 0;
+    /* every offset below the head's is compacted (the cursor says so): no
+     * index scan, which an idle log would otherwise cost every pass */
+    if (next_offset >= 0 && cursor_get(c, id) >= next_offset) return;
     /* each round is whole (its swap commits or changes nothing), so a stop
      * asked for meanwhile ends the backlog here, not 64 rounds later */
     for (int rounds = 0;
@@ -814,11 +825,34 @@ static ls_status kc_claim(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
 static void kc_swapped(void *arg, int64_t log_id, const ls_idx_entry_t *e,
                        const int64_t *aborts_gone, size_t n)
 {
+    ls_compactor_t *c = arg;
+    /* the objects this swap replaced may be deleted once their grace is over */
+    int64_t *look = i64_slot(&c->marker_looks, log_id);
+    int64_t due = ls_clock_wall_ms() + c->cfg.replaced_grace_ms;
+    if (*look == 0 || due < *look) *look = due;
     result_t *res = ls_compactor_push_result(arg, log_id, e);
     if (n) {
         res->aborts_gone = ls_memdup(aborts_gone, n * sizeof *aborts_gone);
         res->naborts_gone = n;
     }
+}
+
+/* Whether a pass looks for log id's replaced objects (markers a swap left,
+ * deleted after their grace; one metadata scan). Not every pass: an idle
+ * log would cost a scan per pass for nothing, which on etcd with thousands
+ * of partitions is most of the cluster's idle load. A log is looked at on
+ * its first pass here, then every max(grace, interval), and right after the
+ * grace of a swap this compactor made; a swap another broker made (before
+ * this one took the log over) is found by the next periodic look. So a
+ * replaced object is deleted within about two graces of its swap. */
+static bool marker_look_due(ls_compactor_t *c, int64_t id, int64_t now)
+{
+    int64_t *look = i64_slot(&c->marker_looks, id);
+    if (*look > now) return false;
+    int64_t every = c->cfg.replaced_grace_ms > c->cfg.interval_ms ? c->cfg.replaced_grace_ms
+                                                                  : c->cfg.interval_ms;
+    *look = now + (every > 0 ? every : 1);
+    return true;
 }
 
 /* Key compaction of a cleanup.policy=compact log (keycompact.c), after its
@@ -836,6 +870,8 @@ void ls_compactor_key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan
                               c->cfg.keymap_max_bytes ? c->cfg.keymap_max_bytes : (size_t)16 << 20,
                           .group_bytes = c->cfg.max_bytes,
                           .grace_ms = c->cfg.replaced_grace_ms};
+    int64_t now_ms = ls_clock_wall_ms();
+    lim.check_markers = marker_look_due(c, id, now_ms);
     int64_t *due = ls_i64map_del(&c->merge_due, id);
     if (due && ts && !p.compact) {
         ls_retention_policy_t rp;
@@ -848,8 +884,8 @@ void ls_compactor_key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan
     ls_free(due);
     ls_kc_stats_t was = c->stats.keycompact;
     int64_t t0 = ls_clock_mono_us();
-    ls_status st = ls_kc_log(c->meta, c->os, id, &p, &lim, ls_clock_wall_ms(), kc_claim, kc_swapped,
-                             c, &c->stats.keycompact);
+    ls_status st = ls_kc_log(c->meta, c->os, id, &p, &lim, now_ms, kc_claim, kc_swapped, c,
+                             &c->stats.keycompact);
     const ls_kc_stats_t *now = &c->stats.keycompact;
     if (now->cleans > was.cleans) /* what a clean did and how fast (operators, make bench) */
         LS_INFO("compact",
@@ -915,11 +951,13 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
 
 /* One log's task: compaction rounds, key compaction, then retention when a
  * check is due; a claim taken on the way (only once work was found) ends
- * with the task. */
-static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts)
+ * with the task. next_offset: the log's head as the pass read it. */
+static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts,
+                     int64_t next_offset)
 {
     if (c->pass_compact && !(ts && ts->blocked)) ls_compactor_unfold_log(c, id, ts);
-    if (c->pass_compact && !(ts && ts->blocked)) ls_compactor_compact_rounds(c, id, ts);
+    if (c->pass_compact && !(ts && ts->blocked))
+        ls_compactor_compact_rounds(c, id, ts, next_offset);
     if (c->pass_compact && ts && !ts->blocked) ls_compactor_key_compact(c, id, ts);
     if (c->pass_retention && !(ts && ts->blocked)) ls_compactor_retain_log(c, id, ts);
     ls_log_release(c->owner, &c->claim);
@@ -1005,7 +1043,7 @@ static void pass_work(uv_work_t *w)
             continue;
         }
         const ls_table_plan_stream_t *ts = ls_table_plan_find(&plan, id);
-        if (!(ts && ts->table)) log_task(c, id, ts);
+        if (!(ts && ts->table)) log_task(c, id, ts, next_offset);
     }
     for (int i = 0; i < plan.n; i++)
         if (plan.v[i].table) ls_compactor_table_task(c, &plan.v[i]);
@@ -1193,6 +1231,7 @@ ls_compactor_t *ls_compactor_start(uv_loop_t *loop, ls_logstore_t *logs, ls_meta
     c->handles_open = 3;
     ls_table_marks_init(&c->marks);
     ls_i64map_init(&c->cursors);
+    ls_i64map_init(&c->marker_looks);
     ls_i64map_init(&c->merge_due);
     ls_i64map_init(&c->table_commits);
     ls_i64map_init(&c->orphan_sweeps);
@@ -1278,6 +1317,7 @@ void ls_compactor_free(ls_compactor_t *c)
     ls_lease_owner_free(c->owner); /* revokes: owner keys left go at once */
     ls_table_marks_free(&c->marks);
     ls_compactor_free_i64_values(&c->cursors);
+    ls_compactor_free_i64_values(&c->marker_looks);
     ls_compactor_free_i64_values(&c->merge_due);
     ls_compactor_free_i64_values(&c->lags_next);
     ls_compactor_free_i64_values(&c->lags);

@@ -116,6 +116,8 @@ struct ls_compactor {
     /* freshness schedule: written by the worker during a pass, read by the loop after */
     ls_table_marks_t marks;    /* worker only */
     ls_i64map_t cursors;       /* worker only: log_id -> int64_t *, see compact_log */
+    ls_i64map_t marker_looks;  /* worker only: log_id -> int64_t * (ms): the next look for
+                                  replaced objects, see ls_compactor_key_compact */
     ls_i64map_t merge_due;     /* worker only: log_id -> int64_t * COs swapped in since
                                 * its last merge check (ls_compactor_key_compact) */
     ls_i64map_t table_commits; /* worker only: stream_no -> int64_t * time of its last commit */
@@ -211,7 +213,10 @@ int ls_compactor_claim_log(ls_compactor_t *c, int64_t log_id);
 int ls_compactor_swap_index(ls_compactor_t *c, swap_t *sw, const ls_log_claim_t *claim);
 void ls_compactor_mark_held(ls_compactor_t *c, const ls_table_plan_stream_t *ts, const char *why);
 int ls_compactor_backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts);
-void ls_compactor_compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts);
+/* next_offset: the log's head if the caller read it (no scan when every
+ * offset below it is compacted), else -1. */
+void ls_compactor_compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts,
+                                 int64_t next_offset);
 void ls_compactor_retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts);
 void ls_compactor_key_compact(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts);
 

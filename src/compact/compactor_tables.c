@@ -508,7 +508,7 @@ void ls_compactor_table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts
                 continue; /* the table is behind on this log: its WAL ranges wait */
             c->pend_log = id;
             c->pend_next = 0;
-            ls_compactor_compact_rounds(c, id, ts);
+            ls_compactor_compact_rounds(c, id, ts, -1);
             claims[p] = c->claim; /* held until its swaps are made */
             memset(&c->claim, 0, sizeof c->claim);
         }

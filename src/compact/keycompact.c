@@ -961,7 +961,7 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
      * LSO has ended and is in them) */
     int64_t lso = INT64_MAX, span = 0;
     /* a log that is neither compacted (any more) nor asked to merge costs one
-     * key read per pass */
+     * key read when the caller asks it to look for replaced objects */
     if (p->compact || merge) {
         if (p->compact && (s = ls_log_stable_read(meta, log_id, &lso, &span)) != LS_OK) return s;
         if ((s = index_load(meta, log_id, &ix)) != LS_OK) return s;
@@ -971,7 +971,7 @@ ls_status ls_kc_log(ls_meta_t *meta, ls_objstore_t *os, int64_t log_id, const ls
             pl.due = next_merge(&ix, 0, p, lim->group_bytes, &gs, &ge);
         index_free(&ix);
     }
-    if (!pl.due && !has_markers(meta, log_id)) return LS_OK;
+    if (!pl.due && !(lim->check_markers && has_markers(meta, log_id))) return LS_OK;
     ls_meta_cmp_t fence;
     if (claim(arg, log_id, &fence) != LS_OK) return LS_OK;
     /* under the claim: look again (another owner may have worked meanwhile) */

@@ -37,6 +37,8 @@ typedef struct ls_kc_limits {
     int64_t group_bytes; /* input bytes rewritten into one object */
     int max_swaps;       /* index swaps per call; 0: no bound */
     int64_t grace_ms;    /* replaced objects are deleted this long after their swap */
+    bool check_markers;  /* a log with nothing due looks for replaced objects to delete (one
+                            scan); the caller spaces these looks out */
 } ls_kc_limits_t;
 
 typedef struct ls_kc_stats {

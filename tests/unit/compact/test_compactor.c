@@ -10,6 +10,7 @@
 #include "log/logstore.h"
 #include "log_fixture.h"
 #include "objstore/objstore_faulty.h"
+#include "meta/meta_faulty.h"
 #include "unit.h"
 #include "meta/meta_keys.h"
 
@@ -401,6 +402,81 @@ TEST(thousands_of_passes_keep_compacting)
     ls_meta_close(meta);
 }
 
+/* Regression (issue 32, scale): an idle log cost every full pass two
+ * metadata scans (its index from the cursor, its replaced-object markers),
+ * so a cluster over etcd with thousands of partitions holding data spent
+ * most of its idle load on compaction passes that found nothing. Now a pass
+ * over idle, compacted logs scans a constant number of times, whatever the
+ * number of logs; a log that gets a new entry is still compacted by the
+ * next pass. */
+TEST(idle_logs_cost_no_scans)
+{
+    enum { LOGS = 20, IDLE_PASSES = 10 };
+    char err[256];
+    ls_meta_t *meta = ls_meta_open("faulty+mem://?ops=scan", err, sizeof err);
+    CHECK(meta != NULL);
+    if (!meta) return;
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = lcfg();
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    for (int l = 0; l < LOGS; l++) {
+        ack_t a = {0};
+        size_t len = make_entry(buf, 1, (uint8_t)l, 1000 + l);
+        ls_append_t ap = {.log_id = 200 + l,
+                          .data = buf,
+                          .len = len,
+                          .offset_count = 1,
+                          .max_timestamp = 1000 + l,
+                          .producer = {.producer_id = -1}};
+        ls_logstore_append(ls, &ap, on_ack, &a);
+        run_until(&a.done);
+        CHECK_EQ_INT(a.st, LS_OK);
+    }
+    /* a long interval: the periodic looks for replaced objects fall in the
+     * first pass only (kicks run passes whatever the interval) */
+    ls_compactor_config_t cc = {.enabled = false,
+                                .interval_ms = 3600000,
+                                .min_age_ms = 0,
+                                .max_entries = 4,
+                                .max_bytes = 1 << 20};
+    ls_compactor_t *comp = ls_compactor_start(&loop, ls, meta, os, &cc);
+    one_pass(comp);
+    one_pass(comp); /* the cursors reach the heads */
+    ls_compactor_stats_t st;
+    ls_compactor_stats(comp, &st);
+    CHECK_EQ_INT(st.entries_replaced, LOGS);
+    ls_fault_stats_t f0, f1;
+    ls_meta_faulty_stats(meta, &f0);
+    for (int i = 0; i < IDLE_PASSES; i++)
+        one_pass(comp);
+    ls_meta_faulty_stats(meta, &f1);
+    uint64_t per_pass = (f1.calls - f0.calls) / IDLE_PASSES;
+    printf("# %d idle logs: %llu metadata scans per pass\n", LOGS, (unsigned long long)per_pass);
+    CHECK(per_pass < LOGS / 2); /* was 2 per log */
+    /* new work behind the cursor is still found */
+    ack_t a = {0};
+    size_t len = make_entry(buf, 1, 99, 2000);
+    ls_append_t ap = {.log_id = 207,
+                      .data = buf,
+                      .len = len,
+                      .offset_count = 1,
+                      .max_timestamp = 2000,
+                      .producer = {.producer_id = -1}};
+    ls_logstore_append(ls, &ap, on_ack, &a);
+    run_until(&a.done);
+    one_pass(comp);
+    ls_compactor_stats(comp, &st);
+    CHECK_EQ_INT(st.entries_replaced, LOGS + 1);
+    int stopped = 0;
+    ls_compactor_stop(comp, flag_cb, &stopped);
+    run_until(&stopped);
+    ls_compactor_free(comp);
+    close_store(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
 int main(void)
 {
     uv_loop_init(&loop);
@@ -408,6 +484,7 @@ int main(void)
     RUN(one_get_per_wal_object_per_pass);
     RUN(hot_window_is_left_alone);
     RUN(thousands_of_passes_keep_compacting);
+    RUN(idle_logs_cost_no_scans);
     uv_loop_close(&loop);
     UNIT_DONE();
 }

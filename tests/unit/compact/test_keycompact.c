@@ -262,8 +262,13 @@ static int settle(world_t *w)
 static void key_compact(world_t *w, const ls_kc_policy_t *p, size_t map_bytes, int64_t group,
                         int max_swaps)
 {
-    ls_kc_limits_t lim = {
-        .map_bytes = map_bytes, .group_bytes = group, .max_swaps = max_swaps, .grace_ms = 0};
+    /* every call looks for replaced objects (the compactor spaces the looks
+     * out; compactor.c marker_look_due) */
+    ls_kc_limits_t lim = {.map_bytes = map_bytes,
+                          .group_bytes = group,
+                          .max_swaps = max_swaps,
+                          .grace_ms = 0,
+                          .check_markers = true};
     ls_kc_log(w->meta, w->os, LOG, p, &lim, w->now, claim_ok, on_swapped, w, &w->st);
     if (settle(w) != 0) abort();
 }
