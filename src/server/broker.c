@@ -172,8 +172,8 @@ static ls_status svc_new_producer_id(void *root, int64_t *id)
     return ls_meta_counter_add(b->meta, LS_KEY_COUNTER_PRODUCER_ID, 1, id);
 }
 
-static int svc_check_payload(void *root, const uint8_t *p, size_t len, const char *topic, bool key,
-                             const ls_policy_t *pol, char *why, size_t whylen)
+static ls_status svc_check_payload(void *root, const uint8_t *p, size_t len, const char *topic,
+                                   bool key, const ls_policy_t *pol, char *why, size_t whylen)
 {
     ls_broker_t *b = root;
     ls_policy_field f = key ? LS_POLICY_KEY_SUBJECT_STRATEGY : LS_POLICY_VALUE_SUBJECT_STRATEGY;
@@ -185,29 +185,29 @@ static int svc_check_payload(void *root, const uint8_t *p, size_t len, const cha
         .strategy_value = pol->value[f],
     };
     switch (ls_frame_check_payload(b->registry, p, len, &want, why, whylen)) {
-    case LS_FRAME_OK: return 0;
-    case LS_FRAME_INVALID: return -1;
-    default: return -2;
+    case LS_FRAME_OK: return LS_OK;
+    case LS_FRAME_INVALID: return LS_EINVAL;
+    default: return LS_EIO;
     }
 }
 
-static int svc_check_primary_key(void *root, const char *subject, const char *const *fields,
-                                 size_t n, char *why, size_t whylen)
+static ls_status svc_check_primary_key(void *root, const char *subject, const char *const *fields,
+                                       size_t n, char *why, size_t whylen)
 {
     ls_broker_t *b = root;
     ls_sr_version_t v;
     ls_sr_schema_t *sc;
     ls_sr_err_t e;
     ls_sr_code code = ls_registry_latest(b->registry, subject, &v, &sc, &e);
-    if (code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND) return 0;
+    if (code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND) return LS_OK;
     if (code != LS_SR_OK) {
         snprintf(why, whylen, "reading subject %s: %s", subject, e.message);
-        return -2;
+        return LS_EIO;
     }
     const ls_avro_node_t *root_node = sc->type == LS_SR_AVRO ? ls_avro_root(sc->avro)
                                       : sc->view             ? ls_avro_view_root(sc->view)
                                                              : NULL;
-    int rc = 0;
+    ls_status st = LS_OK;
     char err[400];
     /* the shape a table of these keys would get decides, by the same rules */
     ls_typed_shape_t *s =
@@ -215,91 +215,89 @@ static int svc_check_primary_key(void *root, const char *subject, const char *co
     if (root_node && !s) {
         snprintf(why, whylen, "the latest version of subject %s (schema id %d): %s", subject,
                  (int)v.id, err);
-        rc = -1;
+        st = LS_EINVAL;
     }
     ls_typed_shape_free(s);
     ls_free(v.subject);
     ls_sr_schema_release(sc);
-    return rc;
+    return st;
 }
 
 /* The latest version of subject as an Avro root (a JSON or Protobuf
- * schema by its view): 1 with *sc held (release it), 0 when there is none
- * (not registered, not mapped), -2 when the store failed (why). */
-static int latest_root(ls_broker_t *b, const char *subject, ls_sr_schema_t **sc,
-                       const ls_avro_node_t **root, char *why, size_t whylen)
+ * schema by its view): LS_OK with *root and *sc held (release it), *root
+ * NULL when there is none (not registered, not mapped); LS_EIO when the
+ * store failed (why). */
+static ls_status latest_root(ls_broker_t *b, const char *subject, ls_sr_schema_t **sc,
+                             const ls_avro_node_t **root, char *why, size_t whylen)
 {
     ls_sr_version_t v;
     ls_sr_err_t e;
     *sc = NULL;
     *root = NULL;
     ls_sr_code code = ls_registry_latest(b->registry, subject, &v, sc, &e);
-    if (code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND) return 0;
+    if (code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND) return LS_OK;
     if (code != LS_SR_OK) {
         snprintf(why, whylen, "reading subject %s: %s", subject, e.message);
-        return -2;
+        return LS_EIO;
     }
     ls_free(v.subject);
     *root = (*sc)->type == LS_SR_AVRO ? ls_avro_root((*sc)->avro)
             : (*sc)->view             ? ls_avro_view_root((*sc)->view)
                                       : NULL;
-    return *root ? 1 : 0;
+    return LS_OK;
 }
 
-static int svc_check_partition(void *root, const char *topic, const struct ls_policy *p, char *why,
-                               size_t whylen)
+static ls_status svc_check_partition(void *root, const char *topic, const struct ls_policy *p,
+                                     char *why, size_t whylen)
 {
     ls_broker_t *b = root;
     if (p->value_json || (!p->value_typed && !p->key_typed) ||
         (p->value_typed && p->value_strategy != LS_POLICY_TOPIC_NAME) ||
         (p->key_typed && p->key_strategy != LS_POLICY_TOPIC_NAME))
-        return 0; /* the schema is known only from the records */
+        return LS_OK; /* the schema is known only from the records */
     char subject[300];
     ls_sr_schema_t *vsc = NULL, *ksc = NULL;
     const ls_avro_node_t *vroot = NULL, *kroot = NULL;
-    int rc = 0;
+    ls_status st = LS_OK;
     if (p->value_typed) {
         snprintf(subject, sizeof subject, "%s-value", topic);
-        rc = latest_root(b, subject, &vsc, &vroot, why, whylen);
+        st = latest_root(b, subject, &vsc, &vroot, why, whylen);
     }
-    if (rc >= 0 && p->key_typed) {
+    if (st == LS_OK && p->key_typed) {
         snprintf(subject, sizeof subject, "%s-key", topic);
-        int k = latest_root(b, subject, &ksc, &kroot, why, whylen);
-        rc = k < 0 ? k : rc;
+        st = latest_root(b, subject, &ksc, &kroot, why, whylen);
     }
-    if (rc >= 0 && (!p->value_typed || vroot) && (!p->key_typed || kroot)) {
+    /* a subject not registered yet is checked when the table is created */
+    if (st == LS_OK && (!p->value_typed || vroot) && (!p->key_typed || kroot)) {
         char err[400];
+        /* a schema that makes no table is refused when records come */
         ls_typed_shape_t *s = ls_typed_shape_new_kv(vroot, kroot, err, sizeof err);
-        rc = 0; /* a schema that makes no table is refused when records come */
         if (s && ls_mat_partition_check(p, ls_typed_iceberg_schema_json(s),
                                         ls_typed_last_column_id(s), err, sizeof err) != LS_OK) {
             snprintf(why, whylen, "%s (by the latest schema of subject %s-%s)", err, topic,
                      p->value_typed ? "value" : "key");
-            rc = -1;
+            st = LS_EINVAL;
         }
         ls_typed_shape_free(s);
-    } else if (rc > 0) {
-        rc = 0; /* a subject not registered yet: checked when the table is created */
     }
     ls_sr_schema_release(vsc);
     ls_sr_schema_release(ksc);
-    return rc;
+    return st;
 }
 
-static int svc_check_table_spec(void *root, const char *ns, const char *topic,
-                                const struct ls_policy *p, char *why, size_t whylen)
+static ls_status svc_check_table_spec(void *root, const char *ns, const char *topic,
+                                      const struct ls_policy *p, char *why, size_t whylen)
 {
     ls_broker_t *b = root;
     ls_stream_t *s = ls_catalog_lookup(b->catalog, ns, topic);
-    if (!s) return 0; /* a new topic: its table is created with the spec */
+    if (!s) return LS_OK; /* a new topic: its table is created with the spec */
     ls_table_target_t tt;
     char err[1024];
     ls_status st = ls_table_target_init(&tt, s, p, b->registry, err, (int)sizeof err);
     if (st == LS_OK) st = ls_mat_spec_check(b->meta, b->os, &tt, err, (int)sizeof err);
     ls_stream_release(s);
-    if (st == LS_OK) return 0;
-    snprintf(why, whylen, "%s", err);
-    return st == LS_EINVAL ? -1 : -2;
+    if (st != LS_OK) snprintf(why, whylen, "%s", err);
+    return st;
 }
 
 static void svc_txn_finish(void *root, const char *tid)
