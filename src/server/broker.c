@@ -293,8 +293,8 @@ static ls_status svc_check_table_spec(void *root, const char *ns, const char *to
     if (!s) return LS_OK; /* a new topic: its table is created with the spec */
     ls_table_target_t tt;
     char err[1024];
-    ls_status st = ls_table_target_init(&tt, s, p, b->registry, err, (int)sizeof err);
-    if (st == LS_OK) st = ls_mat_spec_check(b->meta, b->os, &tt, err, (int)sizeof err);
+    ls_status st = ls_table_target_init(&tt, s, p, b->registry, err, sizeof err);
+    if (st == LS_OK) st = ls_mat_spec_check(b->meta, b->os, &tt, err, sizeof err);
     ls_stream_release(s);
     if (st != LS_OK) snprintf(why, whylen, "%s", err);
     return st;
@@ -1026,7 +1026,7 @@ void ls_broker_reload_tls(ls_broker_t *b)
         if (!https[i] || (!h->keystore_location && !h->keystore_certificate_chain)) continue;
         char err[512];
         ls_http_security_t sec;
-        if (http_security(b, i, &sec, err, (int)sizeof err) != 0 ||
+        if (http_security(b, i, &sec, err, sizeof err) != LS_OK ||
             ls_http_server_reload_tls(https[i], sec.cert_pem, sec.key_pem, sec.truststore_pem, err,
                                       sizeof err) != 0)
             LS_WARN("broker", "%s keeps its current certificate: %s", name, err);
