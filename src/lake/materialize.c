@@ -90,10 +90,8 @@ ls_status ls_mat_policy_spec(const ls_policy_t *p, const char *typed_schema, int
             }
             int id;
             char type[48];
-            if (ls_typed_column_find(shape, f->field, &id, type, sizeof type, why, whylen) != 0) {
-                st = LS_EINVAL;
-                break;
-            }
+            st = ls_typed_column_find(shape, f->field, &id, type, sizeof type, why, whylen);
+            if (st != LS_OK) break;
             st = ls_ice_spec_add_typed(spec, id, f->field, type, tr[f->transform], f->param, why,
                                        whylen);
         } else if (f->column == LS_POLICY_COL_PARTITION) {
