@@ -1372,7 +1372,7 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const ls_li
     l->b = b;
     l->cfg = *lc;
     l->conns.next = l->conns.prev = &l->conns;
-    l->reserve_fd = -1;
+    l->fd = l->reserve_fd = -1;
     if (ls_secproto_tls(lc->protocol)) {
         ls_tls_settings_t ts;
         ls_tls_settings_from_config(&ts, b->cfg);
@@ -1382,12 +1382,10 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const ls_li
         if (!l->tls) {
             snprintf(err, errlen, "%s (for the %s listener %s)", why,
                      ls_secproto_name(lc->protocol), lc->name);
-            l->fd = -1;
             l->server_closed = true;
             return l;
         }
     }
-    l->fd = -1;
     if (listen_socket(lc->host, lc->port, &l->fd, &l->port, err, errlen) != LS_OK) {
         l->server_closed = true;
         return l; /* caller sees port -1 and frees */
@@ -1484,8 +1482,7 @@ void ls_kafka_listener_close(ls_kafka_listener_t *l, void (*done)(void *arg), vo
 
 ls_status ls_kafka_listener_reload_tls(ls_kafka_listener_t *l, char *err, size_t errlen)
 {
-    if (l->tls && ls_tls_server_reload(l->tls, err, errlen) != 0) return LS_EINVAL;
-    return LS_OK;
+    return l->tls && ls_tls_server_reload(l->tls, err, errlen) != 0 ? LS_EINVAL : LS_OK;
 }
 
 void ls_kafka_listener_free(ls_kafka_listener_t *l)

@@ -330,15 +330,15 @@ ls_status ls_typed_write(const ls_typed_reader_t *rd, ls_pq_writer_t *w, const l
     return ls_typed_write_kv(rd->shape, &v, NULL, w, r, err, errlen);
 }
 
-/* Decodes d without writing: false with err saying where it stopped. */
-static bool dry_run(const ls_typed_datum_t *d, const char *what, char *err, size_t errlen)
+/* Decodes d without writing: LS_ECORRUPT with err saying where it stopped. */
+static ls_status dry_run(const ls_typed_datum_t *d, const char *what, char *err, size_t errlen)
 {
     rd_t dry = {{d->datum, d->datum + d->len, NULL}, NULL, NULL, NULL, 0, NULL};
     bool ok = d->rd->key ? shred_value(&dry, d->rd->root, 0) : shred(&dry, d->rd->root, 0);
-    if (ok && dry.in.p == dry.in.end) return true;
+    if (ok && dry.in.p == dry.in.end) return LS_OK;
     snprintf(err, errlen, "Avro %s datum does not match its schema: %s at byte %zu of %zu", what,
              dry.in.why ? dry.in.why : "bytes left over", (size_t)(dry.in.p - d->datum), d->len);
-    return false;
+    return LS_ECORRUPT;
 }
 
 ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *value,
@@ -355,9 +355,9 @@ ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *v
                  LS_TYPED_KEY_COLUMN);
         return LS_ECORRUPT;
     }
-    if ((value && !dry_run(value, "value", err, errlen)) ||
-        (key && !dry_run(key, "key", err, errlen)))
-        return LS_ECORRUPT;
+    ls_status st = value ? dry_run(value, "value", err, errlen) : LS_OK;
+    if (st == LS_OK && key) st = dry_run(key, "key", err, errlen);
+    if (st != LS_OK) return st;
     ls_pq_put_i32(w, M_PARTITION, 0, r->partition);
     ls_pq_put_i64(w, M_OFFSET, 0, r->offset);
     ls_pq_put_i64(w, M_TIMESTAMP, 0, r->timestamp_ms * 1000);
