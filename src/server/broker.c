@@ -1014,7 +1014,7 @@ void ls_broker_reload_tls(ls_broker_t *b)
     for (int i = 0; i < b->nkafka; i++) {
         char err[512];
         const char *name = ls_kafka_listener_name(b->kafka[i]);
-        if (ls_kafka_listener_reload_tls(b->kafka[i], err, sizeof err) != 0)
+        if (ls_kafka_listener_reload_tls(b->kafka[i], err, sizeof err) != LS_OK)
             LS_WARN("broker", "listener %s keeps its current certificate: %s", name, err);
         else if (ls_secproto_tls(ls_kafka_listener_protocol(b->kafka[i])))
             LS_INFO("broker", "listener %s: certificate and key reloaded", name);
