@@ -14,8 +14,8 @@ const char *ls_admin_policy_key(const char *k, char *buf, size_t cap)
     return buf;
 }
 
-/* The key of edit slot i, expanded; -1 when the slot table is full or the
- * key is given twice. */
+/* The key of edit slot i, expanded; NULL with err when the slot table is
+ * full or the key is given twice. */
 static const char *edit_key(ls_admin_policy_edit_t *e, const char *k, char *err, size_t errlen)
 {
     int i = e->nset + e->nunset;
