@@ -168,7 +168,7 @@ static int serve(int argc, char **argv)
     sigaddset(&stop_signals, SIGINT);
     sigaddset(&stop_signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &stop_signals, &old_mask);
-    if (ls_broker_open(&broker, loop, &cfg, err, sizeof err) != 0) {
+    if (ls_broker_open(&broker, loop, &cfg, err, sizeof err) != LS_OK) {
         LS_ERROR("broker", "cannot start: %s", err);
         uv_walk(loop, close_walk, NULL);
         uv_run(loop, UV_RUN_DEFAULT);

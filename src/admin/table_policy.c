@@ -14,8 +14,8 @@ const char *ls_admin_policy_key(const char *k, char *buf, size_t cap)
     return buf;
 }
 
-/* The key of edit slot i, expanded; -1 when the slot table is full or the
- * key is given twice. */
+/* The key of edit slot i, expanded; NULL with err when the slot table is
+ * full or the key is given twice. */
 static const char *edit_key(ls_admin_policy_edit_t *e, const char *k, char *err, size_t errlen)
 {
     int i = e->nset + e->nunset;
@@ -35,17 +35,20 @@ twice:
     return NULL;
 }
 
-int ls_admin_policy_edit_set(ls_admin_policy_edit_t *e, const char *k, const char *value,
-                             bool ns_level, char *err, size_t errlen)
+ls_status ls_admin_policy_edit_set(ls_admin_policy_edit_t *e, const char *k, const char *value,
+                                   bool ns_level, char *err, size_t errlen)
 {
     const char *key = edit_key(e, k, err, errlen);
-    if (!key) return -1;
+    if (!key) return LS_EINVAL;
     /* a topic's catalog may name an external catalog of the broker's
      * configuration, which a client does not have: AlterConfigs checks it
      * there; a namespace edit is written here, so it is checked here (the
      * caller installed the configuration's catalogs) */
     bool broker_checks = !ns_level && ls_policy_field_of(key) == LS_POLICY_CATALOG;
-    if (!broker_checks && ls_policy_check(key, value, err, errlen) != LS_OK) return -1;
+    if (!broker_checks) {
+        ls_status st = ls_policy_check(key, value, err, errlen);
+        if (st != LS_OK) return st;
+    }
     if (ns_level && ls_policy_field_of(key) == LS_POLICY_PRIMARY_KEY && *value) {
         /* field names of one topic's key: as a default it would make every
          * topic of the namespace without such a key unresolvable */
@@ -53,23 +56,24 @@ int ls_admin_policy_edit_set(ls_admin_policy_edit_t *e, const char *k, const cha
                  "%s names fields of one topic's key: set it on the topic "
                  "(CreateTopics, AlterConfigs), not as a namespace default",
                  key);
-        return -1;
+        return LS_EINVAL;
     }
     e->set_k[e->nset] = key;
     e->set_v[e->nset++] = value;
-    return 0;
+    return LS_OK;
 }
 
-int ls_admin_policy_edit_unset(ls_admin_policy_edit_t *e, const char *k, char *err, size_t errlen)
+ls_status ls_admin_policy_edit_unset(ls_admin_policy_edit_t *e, const char *k, char *err,
+                                     size_t errlen)
 {
     const char *key = edit_key(e, k, err, errlen);
-    if (!key) return -1;
+    if (!key) return LS_EINVAL;
     if (ls_policy_field_of(key) < 0) {
         snprintf(err, errlen, "%s is not a table policy key", key);
-        return -1;
+        return LS_EINVAL;
     }
     e->unset_k[e->nunset++] = key;
-    return 0;
+    return LS_OK;
 }
 
 void ls_admin_policy_edit_free(ls_admin_policy_edit_t *e)
@@ -215,7 +219,7 @@ static ls_status ns_change(const ls_prop_t *cur, int ncur, void *arg, const ls_p
 }
 
 ls_status ls_admin_ns_policy_update(ls_catalog_t *cat, const char *ns, ls_admin_policy_edit_t *e,
-                                    bool create, char *err, int errlen)
+                                    bool create, char *err, size_t errlen)
 {
     if (e->nset + e->nunset == 0 && !create) return LS_OK;
     return ls_catalog_update_namespace(cat, ns, ns_change, e, err, errlen);

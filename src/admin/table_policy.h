@@ -67,13 +67,14 @@ const char *ls_admin_policy_key(const char *k, char *buf, size_t cap);
 
 /* Adds a SET of key (short or full) to value for a stream (ns_level false)
  * or a namespace default (true; primary.key is refused there: it names one
- * topic's key fields). 0, or -1 with err naming the key and the accepted
+ * topic's key fields). LS_OK, or LS_EINVAL with err naming the key and the accepted
  * values (also when the key is given twice or there are too many edits). */
-int ls_admin_policy_edit_set(ls_admin_policy_edit_t *e, const char *key, const char *value,
-                             bool ns_level, char *err, size_t errlen);
-/* Adds an unset of key: it must be a policy field. 0, or -1 with err. */
-int ls_admin_policy_edit_unset(ls_admin_policy_edit_t *e, const char *key, char *err,
-                               size_t errlen);
+ls_status ls_admin_policy_edit_set(ls_admin_policy_edit_t *e, const char *key, const char *value,
+                                   bool ns_level, char *err, size_t errlen);
+/* Adds an unset of key: it must be a policy field. LS_OK, or LS_EINVAL
+ * with err. */
+ls_status ls_admin_policy_edit_unset(ls_admin_policy_edit_t *e, const char *key, char *err,
+                                     size_t errlen);
 void ls_admin_policy_edit_free(ls_admin_policy_edit_t *e);
 
 /* DescribeConfigs of topic: its policy rows and table status (arena of c).
@@ -89,5 +90,5 @@ int ls_admin_policy_alter(ls_admin_conn_t *c, const char *topic, const ls_admin_
 /* Applies e to namespace ns's defaults, creating its record if absent (with
  * no edits: only when create). LS_EINVAL with err for a bad name. */
 ls_status ls_admin_ns_policy_update(ls_catalog_t *cat, const char *ns, ls_admin_policy_edit_t *e,
-                                    bool create, char *err, int errlen);
+                                    bool create, char *err, size_t errlen);
 #endif

@@ -508,7 +508,8 @@ static void create_stream(call_t *c)
     for (int i = nconfigs; i < l->n; i++) {
         ls_admin_policy_edit_t e;
         memset(&e, 0, sizeof e);
-        if (ls_admin_policy_edit_set(&e, l->key[i], l->value[i], false, perr, sizeof perr) != 0) {
+        if (ls_admin_policy_edit_set(&e, l->key[i], l->value[i], false, perr, sizeof perr) !=
+            LS_OK) {
             char field[300];
             BAD(c, kv_field(l, i, "policy", field, sizeof field), "%s", perr);
             goto out;
@@ -728,10 +729,10 @@ static void stream_policy(call_t *c)
         }
         if (kv_collect(c, pol, "policy", true, !put, l) != 0) goto out;
         for (int i = 0; i < l->n; i++) {
-            int rc = l->value[i] ? ls_admin_policy_edit_set(&e, l->key[i], l->value[i], false, err,
-                                                            sizeof err)
-                                 : ls_admin_policy_edit_unset(&e, l->key[i], err, sizeof err);
-            if (rc != 0) {
+            ls_status st = l->value[i] ? ls_admin_policy_edit_set(&e, l->key[i], l->value[i], false,
+                                                                  err, sizeof err)
+                                       : ls_admin_policy_edit_unset(&e, l->key[i], err, sizeof err);
+            if (st != LS_OK) {
                 BAD(c, kv_field(l, i, "policy", field, sizeof field), "%s", err);
                 goto out;
             }
@@ -746,7 +747,7 @@ static void stream_policy(call_t *c)
             for (int i = 0; i < e.nset && !given; i++)
                 given = strcmp(e.set_k[i], key) == 0;
             if (!given && ls_stream_config_get(s, key) &&
-                ls_admin_policy_edit_unset(&e, key, err, sizeof err) != 0) {
+                ls_admin_policy_edit_unset(&e, key, err, sizeof err) != LS_OK) {
                 BAD(c, "policy", "%s", err);
                 ls_stream_release(s);
                 goto out;
@@ -861,10 +862,10 @@ static int ns_apply(call_t *c, const char *ns, json_t *pol, bool replace, bool c
     int rc = -1;
     if (pol && kv_collect(c, pol, "policy", true, !replace, l) != 0) goto out;
     for (int i = 0; i < l->n; i++) {
-        int r = l->value[i]
-                    ? ls_admin_policy_edit_set(&e, l->key[i], l->value[i], true, err, sizeof err)
-                    : ls_admin_policy_edit_unset(&e, l->key[i], err, sizeof err);
-        if (r != 0) {
+        ls_status st = l->value[i] ? ls_admin_policy_edit_set(&e, l->key[i], l->value[i], true, err,
+                                                              sizeof err)
+                                   : ls_admin_policy_edit_unset(&e, l->key[i], err, sizeof err);
+        if (st != LS_OK) {
             BAD(c, kv_field(l, i, "policy", field, sizeof field), "%s", err);
             goto out;
         }
@@ -876,7 +877,7 @@ static int ns_apply(call_t *c, const char *ns, json_t *pol, bool replace, bool c
             for (int j = 0; j < e.nset && !given; j++)
                 given = strcmp(e.set_k[j], rec->props[i].key) == 0;
             if (!given && ls_policy_field_of(rec->props[i].key) >= 0 &&
-                ls_admin_policy_edit_unset(&e, rec->props[i].key, err, sizeof err) != 0) {
+                ls_admin_policy_edit_unset(&e, rec->props[i].key, err, sizeof err) != LS_OK) {
                 BAD(c, "policy", "%s", err);
                 ls_namespace_release(rec);
                 goto out;

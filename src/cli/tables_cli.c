@@ -118,7 +118,7 @@ static int cmd_alter(ls_cli_conn_t *c, const char *topic, bool set, int n, char 
             v = eq + 1;
         }
         if ((set ? ls_admin_policy_edit_set(&e, k, v, false, err, sizeof err)
-                 : ls_admin_policy_edit_unset(&e, k, err, sizeof err)) != 0) {
+                 : ls_admin_policy_edit_unset(&e, k, err, sizeof err)) != LS_OK) {
             fprintf(stderr, PROG ": %s%s\n", err, set ? "" : " (see lakestream tables help)");
             return 1;
         }
@@ -177,11 +177,11 @@ static int cmd_namespace(int argc, char **argv)
                     goto out;
                 }
                 *eq = 0;
-                if (ls_admin_policy_edit_set(&e, arg, eq + 1, true, err, sizeof err) != 0) {
+                if (ls_admin_policy_edit_set(&e, arg, eq + 1, true, err, sizeof err) != LS_OK) {
                     fprintf(stderr, PROG ": %s\n", err);
                     goto out;
                 }
-            } else if (ls_admin_policy_edit_unset(&e, arg, err, sizeof err) != 0) {
+            } else if (ls_admin_policy_edit_unset(&e, arg, err, sizeof err) != LS_OK) {
                 fprintf(stderr, PROG ": %s\n", err);
                 goto out;
             }

@@ -1332,7 +1332,9 @@ static void on_idle_sweep(uv_timer_t *t)
 
 /* --------------------------------------------------------------- listener */
 
-static int listen_socket(const char *host, int port, int *port_out, char *err, int errlen)
+/* A listening socket on host:port into *fd, its bound port into *port_out. */
+static ls_status listen_socket(const char *host, int port, int *fd_out, int *port_out, char *err,
+                               size_t errlen)
 {
     struct sockaddr_storage addr;
     socklen_t alen;
@@ -1343,34 +1345,34 @@ static int listen_socket(const char *host, int port, int *port_out, char *err, i
         alen = sizeof(struct sockaddr_in6);
     }
     if (rc != 0) {
-        snprintf(err, (size_t)errlen, "listeners: '%s' is not an IP address", host);
-        return -1;
+        snprintf(err, errlen, "listeners: '%s' is not an IP address", host);
+        return LS_EINVAL;
     }
     int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
         bind(fd, (struct sockaddr *)&addr, alen) != 0 || listen(fd, 1024) != 0) {
-        snprintf(err, (size_t)errlen, "listeners: cannot listen on %s:%d: %s", host, port,
-                 strerror(errno));
+        snprintf(err, errlen, "listeners: cannot listen on %s:%d: %s", host, port, strerror(errno));
         if (fd >= 0) close(fd);
-        return -1;
+        return LS_EIO;
     }
     struct sockaddr_storage bound;
     socklen_t bl = sizeof bound;
     getsockname(fd, (struct sockaddr *)&bound, &bl);
     *port_out = ntohs(bound.ss_family == AF_INET ? ((struct sockaddr_in *)&bound)->sin_port
                                                  : ((struct sockaddr_in6 *)&bound)->sin6_port);
-    return fd;
+    *fd_out = fd;
+    return LS_OK;
 }
 
 ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const ls_listener_cfg_t *lc,
-                                             char *err, int errlen)
+                                             char *err, size_t errlen)
 {
     ls_kafka_listener_t *l = LS_NEW(ls_kafka_listener_t);
     l->b = b;
     l->cfg = *lc;
     l->conns.next = l->conns.prev = &l->conns;
-    l->reserve_fd = -1;
+    l->fd = l->reserve_fd = -1;
     if (ls_secproto_tls(lc->protocol)) {
         ls_tls_settings_t ts;
         ls_tls_settings_from_config(&ts, b->cfg);
@@ -1378,15 +1380,13 @@ ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const ls_li
         snprintf(what, sizeof what, "listener %s", lc->name);
         l->tls = ls_tls_server_new(&ts, what, why, sizeof why);
         if (!l->tls) {
-            snprintf(err, (size_t)errlen, "%s (for the %s listener %s)", why,
+            snprintf(err, errlen, "%s (for the %s listener %s)", why,
                      ls_secproto_name(lc->protocol), lc->name);
-            l->fd = -1;
             l->server_closed = true;
             return l;
         }
     }
-    l->fd = listen_socket(lc->host, lc->port, &l->port, err, errlen);
-    if (l->fd < 0) {
+    if (listen_socket(lc->host, lc->port, &l->fd, &l->port, err, errlen) != LS_OK) {
         l->server_closed = true;
         return l; /* caller sees port -1 and frees */
     }
@@ -1480,9 +1480,9 @@ void ls_kafka_listener_close(ls_kafka_listener_t *l, void (*done)(void *arg), vo
     listener_maybe_done(l);
 }
 
-int ls_kafka_listener_reload_tls(ls_kafka_listener_t *l, char *err, int errlen)
+ls_status ls_kafka_listener_reload_tls(ls_kafka_listener_t *l, char *err, size_t errlen)
 {
-    return l->tls ? ls_tls_server_reload(l->tls, err, errlen) : 0;
+    return l->tls && ls_tls_server_reload(l->tls, err, errlen) != 0 ? LS_EINVAL : LS_OK;
 }
 
 void ls_kafka_listener_free(ls_kafka_listener_t *l)

@@ -13,7 +13,7 @@ typedef struct ls_kconn ls_kconn_t;
  * ls_listener_cfg_t: its name, address and security protocol, an
  * ls_secproto: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL). lc is copied. */
 ls_kafka_listener_t *ls_kafka_listener_start(ls_kafka_services_t *b, const ls_listener_cfg_t *lc,
-                                             char *err, int errlen);
+                                             char *err, size_t errlen);
 int ls_kafka_listener_port(const ls_kafka_listener_t *l);
 const char *ls_kafka_listener_name(const ls_kafka_listener_t *l);
 ls_secproto ls_kafka_listener_protocol(const ls_kafka_listener_t *l);
@@ -32,9 +32,9 @@ void ls_kafka_listener_quiesce(ls_kafka_listener_t *l);
 void ls_kafka_listener_close(ls_kafka_listener_t *l, void (*done)(void *arg), void *arg);
 void ls_kafka_listener_free(ls_kafka_listener_t *l);
 /* Reads the listener's certificate, key and trust material again (SIGHUP):
- * new connections use them; on failure (err) the old ones stay. 0 for a
- * listener without TLS. */
-int ls_kafka_listener_reload_tls(ls_kafka_listener_t *l, char *err, int errlen);
+ * new connections use them; on failure (LS_EINVAL with err) the old ones
+ * stay. LS_OK for a listener without TLS. */
+ls_status ls_kafka_listener_reload_tls(ls_kafka_listener_t *l, char *err, size_t errlen);
 /* Pauses / resumes reading on every connection (produce backpressure). */
 void ls_kafka_listener_set_paused(ls_kafka_listener_t *l, bool paused);
 #endif

@@ -105,10 +105,12 @@ static ls_status ac_change(const ls_prop_t *cur, int ncur, void *arg, const ls_p
             r->buf[n++] = (ls_prop_t){r->ops[k].key, r->ops[k].value};
         }
     }
-    if (!r->broker &&
-        ls_kafka_topic_policy_apply(ca->b, LS_DEFAULT_NAMESPACE, r->name, cur, ncur, r->buf, &n,
-                                    r->since, sizeof r->since, err, errlen) != 0)
-        return LS_EINVAL;
+    if (!r->broker) {
+        ls_status st =
+            ls_kafka_topic_policy_apply(ca->b, LS_DEFAULT_NAMESPACE, r->name, cur, ncur, r->buf, &n,
+                                        r->since, sizeof r->since, err, (size_t)errlen);
+        if (st != LS_OK) return st;
+    }
     *out = r->buf;
     *nout = n;
     return LS_OK;
@@ -319,7 +321,7 @@ static const char *ac_op_check(ls_arena_t *a, const ls_config_t *cfg, ac_res_t *
     } else if (r->cmetrics ? ls_telemetry_subs_check(key, value, cerr, sizeof cerr) != 0
                : r->group  ? ls_group_config_check(key, value, cerr, sizeof cerr) != 0
                : r->broker ? ls_bcfg_check(cfg, key, value, cerr, sizeof cerr) != 0
-                           : ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != 0) {
+                           : ls_kafka_topic_config_check(key, value, cerr, sizeof cerr) != LS_OK) {
         return ls_arena_printf(a, "%s", cerr);
     }
     r->ops[r->nops++] = (ac_op_t){key, value, op};

@@ -521,10 +521,10 @@ static const char *table_name_of(ls_kafka_services_t *b, const ls_stream_t *s, c
     return st == LS_OK && pol.enabled ? buf : NULL;
 }
 
-int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, const char *name,
-                                const struct ls_prop *before, int nbefore, struct ls_prop *after,
-                                int *nafter, char *since_buf, size_t since_cap, char *err,
-                                int errlen)
+ls_status ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, const char *name,
+                                      const struct ls_prop *before, int nbefore,
+                                      struct ls_prop *after, int *nafter, char *since_buf,
+                                      size_t since_cap, char *err, size_t errlen)
 {
     ls_namespace_t *nsrec = ls_catalog_namespace(b->catalog, ns);
     const ls_prop_t *nsp = nsrec ? nsrec->props : NULL;
@@ -533,14 +533,15 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
     ls_policy_layers_t la = {after, *nafter, nsp, nns, b->table_defaults, b->ntable_defaults};
     ls_policy_t pb, pa;
     char table[256];
-    int rc = -1;
     /* the new set's values were checked one by one; this checks the result */
-    if (ls_policy_resolve(&la, &pa, err, (size_t)errlen) != LS_OK) goto out;
+    ls_status st = ls_policy_resolve(&la, &pa, err, errlen);
+    if (st != LS_OK) goto out;
+    st = LS_EINVAL; /* for each refusal below */
     bool had = before != NULL;
     if (had) /* stored: it resolves */
-        ls_policy_resolve(&lb, &pb, err, (size_t)errlen);
+        ls_policy_resolve(&lb, &pb, err, errlen);
     if (had && pb.format_version > pa.format_version) { /* Iceberg tables never go back */
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "Invalid value '%d' for configuration %s: the topic's tables are at format "
                  "version %d, and an Iceberg table's format version never goes back",
                  pa.format_version, ls_policy_key(LS_POLICY_FORMAT_VERSION), pb.format_version);
@@ -550,7 +551,7 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
         const char *mn = prop_get(after, *nafter, "min.compaction.lag.ms");
         const char *mx = prop_get(after, *nafter, "max.compaction.lag.ms");
         if (mn && mx && strtoll(mn, NULL, 10) > strtoll(mx, NULL, 10)) {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "conflict topic config setting min.compaction.lag.ms "
                      "(%s) > max.compaction.lag.ms (%s)",
                      mn, mx);
@@ -565,9 +566,8 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
         for (int i = 0; i < pa.npk; i++)
             f[i] = names[i];
         snprintf(subject, sizeof subject, "%s-key", name);
-        int c = b->check_primary_key(b->root, subject, f, (size_t)pa.npk, why, sizeof why);
-        if (c != 0) {
-            snprintf(err, (size_t)errlen, "Invalid value '%s' for configuration %s: %s",
+        if (b->check_primary_key(b->root, subject, f, (size_t)pa.npk, why, sizeof why) != LS_OK) {
+            snprintf(err, errlen, "Invalid value '%s' for configuration %s: %s",
                      pa.value[LS_POLICY_PRIMARY_KEY], ls_policy_key(LS_POLICY_PRIMARY_KEY), why);
             goto out;
         }
@@ -582,8 +582,8 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
         /* value and key fields, when the spec is set: against the latest schemas
          * registered (the table checks it again when it is created) */
         char why[512];
-        if (b->check_partition(b->root, name, &pa, why, sizeof why) != 0) {
-            snprintf(err, (size_t)errlen, "Invalid value '%s' for configuration %s: %s",
+        if (b->check_partition(b->root, name, &pa, why, sizeof why) != LS_OK) {
+            snprintf(err, errlen, "Invalid value '%s' for configuration %s: %s",
                      pa.value[LS_POLICY_PARTITION], ls_policy_key(LS_POLICY_PARTITION), why);
             goto out;
         }
@@ -592,33 +592,34 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
         /* a table with data keeps its spec: refused here rather than taken
          * and held back at the next pass (materialize.c spec_check) */
         char why[1024];
-        int c = b->check_table_spec(b->root, ns, name, &pa, why, sizeof why);
-        if (c != 0) {
-            snprintf(err, (size_t)errlen, "Invalid value '%s' for configuration %s: %s%s",
+        ls_status c = b->check_table_spec(b->root, ns, name, &pa, why, sizeof why);
+        if (c != LS_OK) {
+            snprintf(err, errlen, "Invalid value '%s' for configuration %s: %s%s",
                      pa.value[LS_POLICY_PARTITION], ls_policy_key(LS_POLICY_PARTITION),
-                     c == -2 ? "reading the table's metadata: " : "", why);
+                     c != LS_EINVAL ? "reading the table's metadata: " : "", why);
             goto out;
         }
     }
     if (pa.enabled) {
-        if (ls_policy_table_name(&pa, ns, name, table, sizeof table, err, (size_t)errlen) != LS_OK)
-            goto out;
+        st = ls_policy_table_name(&pa, ns, name, table, sizeof table, err, errlen);
+        if (st != LS_OK) goto out;
+        bool taken = false;
         int nstreams = 0;
         ls_stream_t **v = ls_catalog_list(b->catalog, ns, &nstreams);
-        for (int i = 0; i < nstreams && rc == -1; i++) {
+        for (int i = 0; i < nstreams && !taken; i++) {
             char other[256];
             if (strcmp(v[i]->name, name) != 0 && table_name_of(b, v[i], other, sizeof other) &&
                 strcmp(other, table) == 0) {
-                snprintf(err, (size_t)errlen,
+                snprintf(err, errlen,
                          "Invalid value for configuration %s: table '%s' in namespace '%s' is "
                          "already the table of topic '%s'",
                          ls_policy_key(LS_POLICY_NAME), table, ns, v[i]->name);
-                rc = -2;
+                taken = true;
             }
         }
         ls_stream_list_release(v, nstreams);
-        if (rc == -2) {
-            rc = -1;
+        if (taken) {
+            st = LS_EINVAL;
             goto out;
         }
     }
@@ -631,10 +632,10 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
     if (since) after[n++] = (ls_prop_t){(char *)LS_POLICY_SINCE_KEY, (char *)since};
     *nafter = n;
     err[0] = 0;
-    rc = 0;
+    st = LS_OK;
 out:
     ls_namespace_release(nsrec);
-    return rc;
+    return st;
 }
 
 static bool parse_i64(const char *s, int64_t *out)
@@ -698,21 +699,20 @@ static bool kafka_min_of(const char *name, int64_t *min)
     return false;
 }
 
-int ls_kafka_topic_config_check(const char *name, const char *value, char *err, int errlen)
+ls_status ls_kafka_topic_config_check(const char *name, const char *value, char *err, size_t errlen)
 {
-    if (ls_policy_is_key(name))
-        return ls_policy_check(name, value, err, (size_t)errlen) == LS_OK ? 0 : -1;
+    if (ls_policy_is_key(name)) return ls_policy_check(name, value, err, errlen);
     if (strcmp(name, LS_KAFKA_RF_KEY) == 0) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "Configuration %s is maintained by the broker (the "
                  "replication factor the topic was created with) and cannot be set",
                  name);
-        return -1;
+        return LS_EINVAL;
     }
     const topic_config_def_t *d = topic_def_find(name);
     if (!d) {
-        snprintf(err, (size_t)errlen, "Unknown topic config name: %s", name);
-        return -1;
+        snprintf(err, errlen, "Unknown topic config name: %s", name);
+        return LS_EINVAL;
     }
     bool ok = true;
     int64_t iv = 0;
@@ -763,21 +763,20 @@ int ls_kafka_topic_config_check(const char *name, const char *value, char *err, 
         ok = strtod(value, NULL) <= 1.0;
     int64_t min;
     if (ok && kafka_min_of(name, &min) && iv < min) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "Invalid value %s for configuration %s: Value must be at least %" PRId64, value,
                  name, min);
-        return -1;
+        return LS_EINVAL;
     }
     if (!ok) {
         if (d->allowed)
-            snprintf(err, (size_t)errlen,
-                     "Invalid value %s for configuration %s: must be one of [%s]", value, name,
-                     d->allowed);
+            snprintf(err, errlen, "Invalid value %s for configuration %s: must be one of [%s]",
+                     value, name, d->allowed);
         else
-            snprintf(err, (size_t)errlen, "Invalid value %s for configuration %s", value, name);
-        return -1;
+            snprintf(err, errlen, "Invalid value %s for configuration %s", value, name);
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
 /* ----------------------------------------------------------- broker configs */

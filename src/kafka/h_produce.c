@@ -284,7 +284,7 @@ typedef struct schema_scan {
     const char *topic;
     const ls_policy_t *pol; /* the subject name strategies */
     int32_t index;          /* of the record being checked, among the partition's records */
-    int rc;                 /* 0, or check_payload's -1 / -2 */
+    ls_status st;           /* check_payload's */
     const char *what;
     char why[512];
 } schema_scan_t;
@@ -293,16 +293,16 @@ static int schema_scan_record(void *arg, const ls_record_view_t *rec)
 {
     schema_scan_t *sc = arg;
     if (sc->value && rec->value_len >= 0) {
-        sc->rc = sc->svc->check_payload(sc->svc->root, rec->value, (size_t)rec->value_len,
+        sc->st = sc->svc->check_payload(sc->svc->root, rec->value, (size_t)rec->value_len,
                                         sc->topic, false, sc->pol, sc->why, sizeof sc->why);
         sc->what = "value";
     }
-    if (!sc->rc && sc->key && rec->key_len >= 0) {
-        sc->rc = sc->svc->check_payload(sc->svc->root, rec->key, (size_t)rec->key_len, sc->topic,
+    if (sc->st == LS_OK && sc->key && rec->key_len >= 0) {
+        sc->st = sc->svc->check_payload(sc->svc->root, rec->key, (size_t)rec->key_len, sc->topic,
                                         true, sc->pol, sc->why, sizeof sc->why);
         sc->what = "key";
     }
-    if (sc->rc) return 1;
+    if (sc->st != LS_OK) return 1;
     sc->index++;
     return 0;
 }
@@ -332,17 +332,17 @@ static bool schema_refused(ls_kreq_t *req, const ls_stream_t *s,
                                req->svc->ntable_defaults, &pol, &ns, perr, sizeof perr);
     sc.topic = s->name;
     sc.pol = &pol;
-    for (int i = 0; i < n && !sc.rc; i++)
+    for (int i = 0; i < n && sc.st == LS_OK; i++)
         ls_records_foreach(pd->Records.ptr + infos[i].pos, infos[i].size, LS_RB_MAX_DECOMPRESSED,
                            schema_scan_record, &sc);
     ls_namespace_release(ns);
-    if (!sc.rc) return false;
+    if (sc.st == LS_OK) return false;
     char *msg = ls_arena_printf(req->arena, "record %d of %s-%d: its %s %s (%s)", (int)sc.index,
                                 s->name, (int)pd->Index, sc.what, sc.why,
                                 sc.what[0] == 'k' ? LS_KAFKA_KEY_VALIDATION_KEY
                                                   : LS_KAFKA_VALUE_VALIDATION_KEY);
     pr->ErrorMessage = ls_kstr_c(msg);
-    if (sc.rc == -2) {
+    if (sc.st != LS_EINVAL) {
         pr->ErrorCode = LS_KERR_KAFKA_STORAGE_ERROR; /* retriable: the registry's store */
         LS_WARN_RL("kafka", "produce to %s-%d: schema validation could not look up a schema: %s",
                    s->name, (int)pd->Index, sc.why);

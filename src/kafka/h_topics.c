@@ -351,7 +351,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
                 if (!ek || !ev) {
                     err = LS_KERR_INVALID_CONFIG;
                     why = ls_arena_printf(a, "Config '%s' contains a NUL byte.", key);
-                } else if (ls_kafka_topic_config_check(key, val, cerr, sizeof cerr) != 0) {
+                } else if (ls_kafka_topic_config_check(key, val, cerr, sizeof cerr) != LS_OK) {
                     err = LS_KERR_INVALID_CONFIG;
                     why = ls_arena_printf(a, "%s", cerr);
                 } else {
@@ -375,7 +375,7 @@ void ls_kafka_handle_create_topics(ls_kreq_t *req)
         char perr[512];
         if (!err && ls_kafka_topic_policy_apply(b, LS_DEFAULT_NAMESPACE, t->name, NULL, 0,
                                                 t->config, &t->nconfig, t->since, sizeof t->since,
-                                                perr, sizeof perr) != 0) {
+                                                perr, sizeof perr) != LS_OK) {
             err = LS_KERR_INVALID_CONFIG;
             why = ls_arena_printf(a, "%s", perr);
         }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/status.h"
 #include "kafka/msg_gen.h"
 
 /* Special Timestamp values (ListOffsetsRequest). */
@@ -87,12 +88,13 @@ ls_kafka_topic_configs(ls_arena_t *a, struct ls_kafka_services *b, const char *n
  * (with the namespace and cluster layers: the table name is valid and not
  * the table of another topic of the namespace), and sets or removes the
  * broker-kept lakestream.table.enabled.since in after (room for one more
- * entry; its value may live in since_buf). 0, or -1 with a message naming
- * the key in err. Any thread. */
-int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, const char *name,
-                                const struct ls_prop *before, int nbefore, struct ls_prop *after,
-                                int *nafter, char *since_buf, size_t since_cap, char *err,
-                                int errlen);
+ * entry; its value may live in since_buf). LS_OK, or LS_EINVAL with a
+ * message naming the key in err (also when the schema registry or the
+ * table's metadata could not be read for a check). Any thread. */
+ls_status ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, const char *name,
+                                      const struct ls_prop *before, int nbefore,
+                                      struct ls_prop *after, int *nafter, char *since_buf,
+                                      size_t since_cap, char *err, size_t errlen);
 /* The replication factor a topic was created with (CreateTopics), kept by the
  * broker as a read-only topic config: durability comes from the object store,
  * but tools compare the factor they asked for with what Metadata reports, so
@@ -103,8 +105,10 @@ int ls_kafka_topic_policy_apply(struct ls_kafka_services *b, const char *ns, con
 #define LS_KAFKA_KEY_VALIDATION_KEY "lakestream.key.schema.validation"
 #define LS_KAFKA_VALUE_VALIDATION_KEY "lakestream.value.schema.validation"
 /* Validates one topic config for CreateTopics: known name (or "lakestream."
- * prefix) and a value of the right type. 0, or -1 with a message in err. */
-int ls_kafka_topic_config_check(const char *name, const char *value, char *err, int errlen);
+ * prefix) and a value of the right type. LS_OK, or LS_EINVAL with a message
+ * in err. */
+ls_status ls_kafka_topic_config_check(const char *name, const char *value, char *err,
+                                      size_t errlen);
 /* A Kafka topic config of stream s: its stored override, else the default
  * of a config no broker setting supplies; NULL for others. */
 struct ls_stream;

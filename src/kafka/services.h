@@ -90,35 +90,39 @@ typedef struct ls_kafka_services {
      * it from offloaded work). */
     ls_status (*new_producer_id)(void *root, int64_t *id);
     /* Produce-time schema validation of one key (key) or value of topic
-     * (registry/framing.h): 0 when p[0..len) is in the schema registry's
+     * (registry/framing.h): LS_OK when p[0..len) is in the schema registry's
      * wire format with a registered schema id of the subject pol's subject
-     * name strategy names, and bytes that decode; -1 (refuse the record) or
-     * -2 (the registry's store failed: retriable) with the reason in why.
+     * name strategy names, and bytes that decode; LS_EINVAL (refuse the
+     * record) or LS_EIO (the registry's store failed: retriable) with the
+     * reason in why.
      * Blocks on the metadata store the first time a schema id is seen (then
      * cached). */
-    int (*check_payload)(void *root, const uint8_t *p, size_t len, const char *topic, bool key,
-                         const struct ls_policy *pol, char *why, size_t whylen);
+    ls_status (*check_payload)(void *root, const uint8_t *p, size_t len, const char *topic,
+                               bool key, const struct ls_policy *pol, char *why, size_t whylen);
     /* Whether fields[0..n) can be the primary key of keys of subject's
-     * latest version (table/iceberg_typed.h's rules): 0 yes, or nothing to
-     * check yet (no such subject, a schema that is not mapped); -1 no, with
-     * the field and the reason in why; -2 the registry's store failed.
+     * latest version (table/iceberg_typed.h's rules): LS_OK yes, or nothing to
+     * check yet (no such subject, a schema that is not mapped); LS_EINVAL no,
+     * with the field and the reason in why; LS_EIO the registry's store
+     * failed (why).
      * Blocking: call it from offloaded work. */
-    int (*check_primary_key)(void *root, const char *subject, const char *const *fields, size_t n,
-                             char *why, size_t whylen);
+    ls_status (*check_primary_key)(void *root, const char *subject, const char *const *fields,
+                                   size_t n, char *why, size_t whylen);
     /* Whether the partition spec of policy p (stream/policy.h) applies to
      * the table topic's latest value (and key) schemas would make
-     * (TopicNameStrategy subjects): 0 yes, or nothing to check yet (a
-     * subject not registered, schemaless JSON); -1 no, with the field, the
-     * transform and the reason in why; -2 the registry's store failed.
+     * (TopicNameStrategy subjects): LS_OK yes, or nothing to check yet (a
+     * subject not registered, schemaless JSON); LS_EINVAL no, with the
+     * field, the transform and the reason in why; LS_EIO the registry's
+     * store failed (why).
      * Blocking, as check_primary_key. */
-    int (*check_partition)(void *root, const char *topic, const struct ls_policy *p, char *why,
-                           size_t whylen);
+    ls_status (*check_partition)(void *root, const char *topic, const struct ls_policy *p,
+                                 char *why, size_t whylen);
     /* Whether the table of topic ns/topic under policy p, when it exists,
      * has the partition spec p gives it (a table keeps the spec it was
-     * created with): 0 yes or no table yet; -1 no, with both specs in why;
-     * -2 its metadata could not be read. Blocking, as check_primary_key. */
-    int (*check_table_spec)(void *root, const char *ns, const char *topic,
-                            const struct ls_policy *p, char *why, size_t whylen);
+     * created with): LS_OK yes or no table yet; LS_EINVAL no, with both specs
+     * in why; another status when its metadata could not be read (why). Blocking, as
+     * check_primary_key. */
+    ls_status (*check_table_spec)(void *root, const char *ns, const char *topic,
+                                  const struct ls_policy *p, char *why, size_t whylen);
     /* Finishes tid's decision in the background if it has one (writes its
      * markers, then completes it): after EndTxn, or when a request met a
      * decided record. */

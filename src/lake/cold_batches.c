@@ -534,21 +534,25 @@ read_error:
     return LS_ECORRUPT;
 }
 
-/* The next row of `part` with offset in [from, to], in file order: 1 with
- * s->row set (views valid until the next call), 0 at the end, -1 on error
- * (st, err). Row groups whose offset statistics miss the range are passed
- * unread. */
-static int scan_next(scan_t *s, int32_t part, int64_t from, int64_t to, ls_status *st, char *err,
-                     size_t errlen)
+/* The next row of `part` with offset in [from, to], in file order: LS_OK
+ * with *got true and s->row set (views valid until the next call), or *got
+ * false at the end; otherwise the status of the failed read (err). Row
+ * groups whose offset statistics miss the range are passed unread. */
+static ls_status scan_next(scan_t *s, int32_t part, int64_t from, int64_t to, bool *got, char *err,
+                           size_t errlen)
 {
+    *got = false;
     if (s->held) {
         s->held = false;
-        if (s->row.partition == part && s->row.offset >= from && s->row.offset <= to) return 1;
+        if (s->row.partition == part && s->row.offset >= from && s->row.offset <= to) {
+            *got = true;
+            return LS_OK;
+        }
         if (s->row.offset > to) s->above = true;
     }
     for (;;) {
         if (!s->open) {
-            if (s->rg >= ls_pqr_num_row_groups(s->r)) return 0;
+            if (s->rg >= ls_pqr_num_row_groups(s->r)) return LS_OK;
             ls_cold_rg_bounds_t b;
             ls_cold_rg_bounds(s->r, s->rg, s->cols[C_OFF], s->cols[C_PART], &b);
             if (!ls_cold_rg_admits(&b, part, from, to)) {
@@ -557,10 +561,10 @@ static int scan_next(scan_t *s, int32_t part, int64_t from, int64_t to, ls_statu
                 s->rg++;
                 continue;
             }
-            *st = scan_open_rg(s, s->rg, part, err, errlen);
-            if (*st != LS_OK) {
+            ls_status st = scan_open_rg(s, s->rg, part, err, errlen);
+            if (st != LS_OK) {
                 scan_close_rg(s);
-                return -1;
+                return st;
             }
         }
         while (s->i < s->nrows) {
@@ -573,12 +577,13 @@ static int scan_next(scan_t *s, int32_t part, int64_t from, int64_t to, ls_statu
                 continue;
             }
             if (off < from) continue;
-            *st = scan_read_row(s, i, err, errlen);
-            if (*st != LS_OK) {
+            ls_status st = scan_read_row(s, i, err, errlen);
+            if (st != LS_OK) {
                 scan_close_rg(s);
-                return -1;
+                return st;
             }
-            return 1;
+            *got = true;
+            return LS_OK;
         }
         scan_close_rg(s);
         s->rg++;
@@ -590,8 +595,8 @@ ls_status ls_cold_scan_rows(ls_pqr_t *r, int32_t partition, int64_t from, int64_
 {
     scan_t s;
     ls_status st = scan_init(&s, r, err, errlen);
-    int rc;
-    while (st == LS_OK && (rc = scan_next(&s, partition, from, to, &st, err, errlen)) == 1)
+    bool got = st == LS_OK;
+    while (got && (st = scan_next(&s, partition, from, to, &got, err, errlen)) == LS_OK && got)
         if (cb(arg, &s.row)) break;
     scan_free(&s);
     return st;
@@ -802,8 +807,8 @@ ls_status ls_cold_file_read(ls_cold_file_t *f, int32_t partition, int64_t from, 
                                      : (64u << 20));
     ls_status st = LS_OK;
     bool unsorted = false;
-    int rc;
-    while ((rc = scan_next(s, partition, from, to, &st, err, errlen)) == 1) {
+    bool got;
+    while ((st = scan_next(s, partition, from, to, &got, err, errlen)) == LS_OK && got) {
         if (c.b.prev_offset >= 0 && s->row.offset <= c.b.prev_offset) {
             unsorted = true;
             break;
@@ -813,7 +818,7 @@ ls_status ls_cold_file_read(ls_cold_file_t *f, int32_t partition, int64_t from, 
             break;
         }
     }
-    if (rc < 0) scan_rewind(s);
+    if (st != LS_OK) scan_rewind(s);
     if (st == LS_OK && unsorted) {
         scan_rewind(s);
         room = c.b.out;

@@ -29,7 +29,7 @@ ls_status ls_mat_evolve_table(ls_mat_batch_t *b, ls_typed_shape_t *ns, int32_t i
     else
         LS_INFO("table", "table %s.%s: schema evolved to Iceberg schema %d for %s schema id %d",
                 b->tt->stream->ns, b->tt->name, sid, key ? "key" : "value", (int)id);
-    return ls_mat_open_files(b, err, (int)errlen);
+    return ls_mat_open_files(b, err, errlen);
 }
 
 /* The subject of b's keys (key) or values whose schema root is root, by
@@ -467,10 +467,10 @@ ls_status ls_mat_typed_row(row_ctx_t *c, const ls_raw_record_t *r)
     ls_buf_init(&vt);
     ls_buf_init(&kt);
     ls_pq_writer_t *w = NULL;
-    if (p->value_typed && ls_mat_payload_datum(vsc, vpv, &v, &vt, je, sizeof je) != 0) {
+    if (p->value_typed && ls_mat_payload_datum(vsc, vpv, &v, &vt, je, sizeof je) != LS_OK) {
         snprintf(e, sizeof e, "the value: %s", je);
         st = LS_ECORRUPT;
-    } else if (keyed && ls_mat_payload_datum(ksc, kpv, &k, &kt, je, sizeof je) != 0) {
+    } else if (keyed && ls_mat_payload_datum(ksc, kpv, &k, &kt, je, sizeof je) != LS_OK) {
         snprintf(e, sizeof e, "the key: %s", je);
         st = LS_ECORRUPT;
     } else if ((st = ls_mat_row_writer(b, r, p->value_typed ? &v : NULL, keyed ? &k : NULL, &w, e,

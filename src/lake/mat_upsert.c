@@ -200,7 +200,7 @@ static ls_status pk_identity(row_ctx_t *c, const ls_raw_record_t *r, ls_buf_t *o
     ls_buf_t kt; /* a JSON or Protobuf key transcoded to an Avro datum */
     ls_buf_init(&kt);
     char je[400];
-    if (ls_mat_payload_datum(ksc, kpv, &k, &kt, je, sizeof je) != 0) {
+    if (ls_mat_payload_datum(ksc, kpv, &k, &kt, je, sizeof je) != LS_OK) {
         snprintf(e, sizeof e, "the key: %s", je);
         st = LS_ECORRUPT;
     } else {
@@ -224,7 +224,7 @@ static int by_seq(const void *x, const void *y)
 /* primary.key: b->ids_pk from up_map's records, in the order they came (a
  * later record of an identity replaces an earlier one, whatever key bytes
  * each had); a record whose key makes no identity follows error.handling. */
-ls_status ls_mat_pk_collect(ls_mat_batch_t *b, char *err, int errlen)
+ls_status ls_mat_pk_collect(ls_mat_batch_t *b, char *err, size_t errlen)
 {
     up_rec_t **v = LS_NEWN(up_rec_t *, b->up.n ? b->up.n : 1);
     size_t n = 0;
@@ -250,14 +250,14 @@ ls_status ls_mat_pk_collect(ls_mat_batch_t *b, char *err, int errlen)
     }
     ls_buf_free(&id);
     ls_free(v);
-    if (rc.st != LS_OK) snprintf(err, (size_t)errlen, "%s", rc.err[0] ? rc.err : "primary key");
+    if (rc.st != LS_OK) snprintf(err, errlen, "%s", rc.err[0] ? rc.err : "primary key");
     return rc.st;
 }
 
 /* Upsert: the rows of the batch's latest records (tombstones make none),
  * written into its data files; *rows counts them. With a primary key, the
  * latest record of each identity. */
-ls_status ls_mat_upsert_rows(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen)
+ls_status ls_mat_upsert_rows(ls_mat_batch_t *b, uint64_t *rows, char *err, size_t errlen)
 {
     row_ctx_t rc = {.b = b, .st = LS_OK};
     bool pk = b->tt->policy->npk > 0;
@@ -272,7 +272,7 @@ ls_status ls_mat_upsert_rows(ls_mat_batch_t *b, uint64_t *rows, char *err, int e
         rc.st = ls_mat_write_row(&rc, &e->r);
     }
     if (rc.st != LS_OK)
-        snprintf(err, (size_t)errlen, "%s",
+        snprintf(err, errlen, "%s",
                  rc.err[0]  ? rc.err
                  : b->files ? ls_data_files_error(b->files)
                             : "no table");
@@ -297,13 +297,13 @@ ls_file_rewrite_opts_t ls_mat_rewrite_opts(const ls_mat_batch_t *b)
 
 /* Upsert: the live files holding rows of the batch's keys, copied without
  * them (src/lake/README.md). */
-ls_status ls_mat_upsert_drops(ls_mat_batch_t *b, ls_file_cow_t *cow, char *err, int errlen)
+ls_status ls_mat_upsert_drops(ls_mat_batch_t *b, ls_file_cow_t *cow, char *err, size_t errlen)
 {
     ls_file_rewrite_opts_t o = ls_mat_rewrite_opts(b);
     size_t npk = b->shape ? ls_typed_pk_count(b->shape) : 0;
     if (!npk)
         return ls_file_drop_rows(b->t, &o, b->shape ? "_kafka_key" : "key", up_has, &b->up, cow,
-                                 err, (size_t)errlen);
+                                 err, errlen);
     char paths[LS_TYPED_MAX_PK][200];
     const char *cols[LS_TYPED_MAX_PK];
     for (size_t i = 0; i < npk; i++) {
@@ -311,6 +311,5 @@ ls_status ls_mat_upsert_drops(ls_mat_batch_t *b, ls_file_cow_t *cow, char *err, 
                  ls_typed_pk_name(b->shape, i));
         cols[i] = paths[i];
     }
-    return ls_file_drop_rows_ident(b->t, &o, cols, npk, id_has, &b->ids_pk, cow, err,
-                                   (size_t)errlen);
+    return ls_file_drop_rows_ident(b->t, &o, cols, npk, id_has, &b->ids_pk, cow, err, errlen);
 }

@@ -22,7 +22,7 @@ void ls_mat_target_rename(ls_table_target_t *tt, const char *name)
  * may be NULL). */
 ls_status ls_mat_resolve_version(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
                                  ls_table_target_t *out, ls_ice_table_t **cur, char *err,
-                                 int errlen)
+                                 size_t errlen)
 {
     *out = *tt;
     if (cur) *cur = NULL;
@@ -44,7 +44,7 @@ ls_status ls_mat_resolve_version(ls_meta_t *meta, ls_objstore_t *os, const ls_ta
         }
         if (i >= MAX_VERSIONS || strlen(next) >= sizeof out->name ||
             !ls_tcat_name_ok(next, strlen(next))) {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "table %s.%s: %s is '%.100s', not a table name, or its versions go on past "
                      "%d",
                      tt->stream->ns, out->name, CONT_AS_KEY, next, MAX_VERSIONS);
@@ -67,7 +67,7 @@ void ls_mat_preds_free(preds_t *p)
 }
 
 ls_status ls_mat_load_preds(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *vt,
-                            ls_ice_table_t *cur, preds_t *p, char *err, int errlen)
+                            ls_ice_table_t *cur, preds_t *p, char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     if (!ls_mat_versioned(vt)) return LS_OK;
@@ -75,7 +75,7 @@ ls_status ls_mat_load_preds(ls_meta_t *meta, ls_objstore_t *os, const ls_table_t
     ls_table_target_t t = *vt;
     while (prev && prev[0]) {
         if (p->n >= MAX_VERSIONS || strlen(prev) >= sizeof t.name) {
-            snprintf(err, (size_t)errlen, "table %s.%s: its versions go on past %d", vt->stream->ns,
+            snprintf(err, errlen, "table %s.%s: its versions go on past %d", vt->stream->ns,
                      vt->name, MAX_VERSIONS);
             ls_mat_preds_free(p);
             return LS_ECORRUPT;
@@ -86,7 +86,7 @@ ls_status ls_mat_load_preds(ls_meta_t *meta, ls_objstore_t *os, const ls_table_t
         ls_ice_table_t *pt = NULL;
         ls_status st = ls_mat_open_table(meta, os, NULL, &t, NULL, &pt, err, errlen);
         if (st == LS_ENOTFOUND) {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "table %s.%s continues table %s, which does not exist: the offsets it "
                      "holds are unknown",
                      vt->stream->ns, was, t.name);
@@ -118,7 +118,7 @@ int64_t ls_mat_version_done(const preds_t *p, const ls_ice_table_t *cur, int64_t
 /* ls_mat_table_last_offset for the table's current version. */
 static ls_status version_last_offset(ls_meta_t *meta, ls_objstore_t *os,
                                      const ls_table_target_t *tt, int64_t log_id, int64_t *out,
-                                     char *err, int errlen)
+                                     char *err, size_t errlen)
 {
     *out = -1;
     ls_table_target_t vt;
@@ -134,7 +134,7 @@ static ls_status version_last_offset(ls_meta_t *meta, ls_objstore_t *os,
 
 ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
                                      const ls_table_target_t *tt, int64_t log_id, int64_t *out,
-                                     char *err, int errlen)
+                                     char *err, size_t errlen)
 {
     ls_status st = version_last_offset(meta, os, tt, log_id, out, err, errlen);
     if (st != LS_OK || !tt->policy->changelog) return st;

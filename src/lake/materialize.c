@@ -9,13 +9,12 @@
 #include "lake/materialize_int.h"
 
 ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const ls_policy_t *p,
-                               struct ls_registry *registry, char *err, int errlen)
+                               struct ls_registry *registry, char *err, size_t errlen)
 {
     t->stream = s;
     t->policy = p;
     t->registry = registry;
-    ls_status st =
-        ls_policy_table_name(p, s->ns, s->name, t->name, sizeof t->name, err, (size_t)errlen);
+    ls_status st = ls_policy_table_name(p, s->ns, s->name, t->name, sizeof t->name, err, errlen);
     if (st == LS_OK) snprintf(t->prefix, sizeof t->prefix, "warehouse/%s/%s", s->ns, t->name);
     snprintf(t->base, sizeof t->base, "%s", t->name);
     t->version = 1;
@@ -91,10 +90,8 @@ ls_status ls_mat_policy_spec(const ls_policy_t *p, const char *typed_schema, int
             }
             int id;
             char type[48];
-            if (ls_typed_column_find(shape, f->field, &id, type, sizeof type, why, whylen) != 0) {
-                st = LS_EINVAL;
-                break;
-            }
+            st = ls_typed_column_find(shape, f->field, &id, type, sizeof type, why, whylen);
+            if (st != LS_OK) break;
             st = ls_ice_spec_add_typed(spec, id, f->field, type, tr[f->transform], f->param, why,
                                        whylen);
         } else if (f->column == LS_POLICY_COL_PARTITION) {
@@ -123,12 +120,12 @@ ls_status ls_mat_partition_check(const ls_policy_t *p, const char *typed_schema,
 
 ls_status ls_mat_open_table(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
                             const ls_table_target_t *tt, const table_shape_t *shape,
-                            ls_ice_table_t **t, char *err, int errlen)
+                            ls_ice_table_t **t, char *err, size_t errlen)
 {
     bool create = shape != NULL;
     const ls_stream_t *s = tt->stream;
     char location[1200];
-    ls_status st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, (size_t)errlen);
+    ls_status st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, errlen);
     if (st == LS_OK && ls_ice_table_publish(*t) != LS_OK) /* a commit left unpublished */
         LS_WARN_RL("table", "table %s.%s: publishing its current metadata for path readers: %s",
                    s->ns, tt->name, ls_ice_table_error(*t));
@@ -149,7 +146,7 @@ ls_status ls_mat_open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
                             shape->schema_id || shape->key_schema_id ? shape->schema_json : NULL,
                             shape->last_column_id, &spec, why, sizeof why);
     if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "%s '%s' cannot be applied to table %s.%s: %s",
+        snprintf(err, errlen, "%s '%s' cannot be applied to table %s.%s: %s",
                  ls_policy_key(LS_POLICY_PARTITION), tt->policy->value[LS_POLICY_PARTITION], s->ns,
                  tt->name, why);
         LS_WARN("table", "%s", err);
@@ -192,9 +189,9 @@ ls_status ls_mat_open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
          i += 2)
         props[np++] = shape->extra[i], props[np++] = shape->extra[i + 1];
     st = ls_tcat_create(meta, os, s->ns, tt->name, tt->prefix, location, shape->schema_json,
-                        shape->last_column_id, &spec, props, t, err, (size_t)errlen);
+                        shape->last_column_id, &spec, props, t, err, errlen);
     if (st == LS_EEXISTS) /* created concurrently: load it */
-        st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, (size_t)errlen);
+        st = ls_tcat_open(meta, os, s->ns, tt->name, tt->prefix, t, err, errlen);
     else if (st == LS_OK)
         LS_INFO("table", "created Iceberg table %s.%s for stream %s/%s at %s", s->ns, tt->name,
                 s->ns, s->name, location);
@@ -202,7 +199,7 @@ ls_status ls_mat_open_table(ls_meta_t *meta, ls_objstore_t *os, const char *ware
 }
 
 ls_status ls_mat_side_target(const ls_table_target_t *tt, const char *suffix, side_t *sd, char *err,
-                             int errlen)
+                             size_t errlen)
 {
     sd->policy = *tt->policy;
     sd->policy.upsert = sd->policy.value_typed = sd->policy.key_typed = sd->policy.changelog =
@@ -224,7 +221,7 @@ ls_status ls_mat_side_target(const ls_table_target_t *tt, const char *suffix, si
     /* one side table for every version of the table (named after its base) */
     int n = snprintf(sd->tt.name, sizeof sd->tt.name, "%s%s", tt->base, suffix);
     if (n < 0 || n > 249) {
-        snprintf(err, (size_t)errlen, "table %s: its side table %s%s is longer than 249 characters",
+        snprintf(err, errlen, "table %s: its side table %s%s is longer than 249 characters",
                  tt->base, tt->base, suffix);
         return LS_EINVAL;
     }
@@ -242,7 +239,7 @@ void ls_mat_last_offset_key(char *out, size_t cap, int64_t log_id)
 
 /* The last offset of log_id that tt's own table holds (-1: none). */
 ls_status ls_mat_table_last_offset(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
-                                   int64_t log_id, int64_t *out, char *err, int errlen)
+                                   int64_t log_id, int64_t *out, char *err, size_t errlen)
 {
     *out = -1;
     ls_ice_table_t *t = NULL;
@@ -272,7 +269,7 @@ mat_log_t *ls_mat_batch_log(ls_mat_batch_t *b, int64_t log_id)
 }
 
 /* Opens the data files of b's table over the Parquet fields of its shape. */
-ls_status ls_mat_open_files(ls_mat_batch_t *b, char *err, int errlen)
+ls_status ls_mat_open_files(ls_mat_batch_t *b, char *err, size_t errlen)
 {
     size_t n;
     const ls_pq_field_t *f =
@@ -281,7 +278,7 @@ ls_status ls_mat_open_files(ls_mat_batch_t *b, char *err, int errlen)
     b->files = ls_data_files_new(b->t, f, n, &b->opts, (size_t)b->tt->policy->target_file_bytes,
                                  ferr, sizeof ferr);
     if (!b->files) {
-        snprintf(err, (size_t)errlen, "opening data files: %s", ferr);
+        snprintf(err, errlen, "opening data files: %s", ferr);
         return LS_EIO;
     }
     ls_ice_table_set_snapshot_retention(b->t, b->tt->policy->snapshot_retention_ms,
@@ -328,15 +325,16 @@ const ls_avro_node_t *ls_mat_schema_root(const ls_sr_schema_t *sc, const ls_avro
 
 /* The Avro datum of d's payload of schema sc: the payload itself (Avro), or
  * the JSON instance (the Protobuf message of view pv) transcoded into
- * *tmp. -1 with the reason in why. */
-int ls_mat_payload_datum(const ls_sr_schema_t *sc, const ls_avro_view_t *pv, ls_typed_datum_t *d,
-                         ls_buf_t *tmp, char *why, size_t whylen)
+ * *tmp. LS_ECORRUPT with the reason in why when it does not transcode. */
+ls_status ls_mat_payload_datum(const ls_sr_schema_t *sc, const ls_avro_view_t *pv,
+                               ls_typed_datum_t *d, ls_buf_t *tmp, char *why, size_t whylen)
 {
-    if (sc->type == LS_SR_AVRO) return 0;
-    if (ls_avro_view_encode(pv ? pv : sc->view, d->datum, d->len, tmp, why, whylen) != 0) return -1;
+    if (sc->type == LS_SR_AVRO) return LS_OK;
+    if (ls_avro_view_encode(pv ? pv : sc->view, d->datum, d->len, tmp, why, whylen) != 0)
+        return LS_ECORRUPT;
     d->datum = tmp->data;
     d->len = tmp->len;
-    return 0;
+    return LS_OK;
 }
 
 /* The schema ids of a typed table's property (ascending, comma separated)
@@ -472,21 +470,20 @@ static ls_status spec_check(const ls_table_target_t *tt, ls_ice_table_t *t, bool
 }
 
 ls_status ls_mat_spec_check(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
-                            char *err, int errlen)
+                            char *err, size_t errlen)
 {
     ls_table_target_t vt;
     ls_ice_table_t *cur = NULL;
     ls_status st = ls_mat_resolve_version(meta, os, tt, &vt, &cur, err, errlen);
     if (st != LS_OK || !cur) return st; /* no table yet: created with the policy's spec */
     vt.policy = tt->policy;
-    st =
-        spec_check(&vt, cur, tt->policy->value_typed || tt->policy->key_typed, err, (size_t)errlen);
+    st = spec_check(&vt, cur, tt->policy->value_typed || tt->policy->key_typed, err, errlen);
     ls_ice_table_free(cur);
     return st;
 }
 
 static ls_status side_begin(ls_mat_batch_t *b, const char *suffix, side_t **out, char *err,
-                            int errlen)
+                            size_t errlen)
 {
     side_t *sd = *out = LS_NEW(side_t);
     ls_status st = ls_mat_side_target(b->tt, suffix, sd, err, errlen);
@@ -498,7 +495,7 @@ static ls_status side_begin(ls_mat_batch_t *b, const char *suffix, side_t **out,
 /* Creates b's version (not there yet) from what the version before it
  * recorded when it was continued: the Iceberg schema, the schema ids that
  * started it, and why (src/lake/README.md). */
-static ls_status create_version(ls_mat_batch_t *b, char *err, int errlen)
+static ls_status create_version(ls_mat_batch_t *b, char *err, size_t errlen)
 {
     const ls_ice_table_t *pt = b->preds.v[0];
     const char *schema = ls_ice_table_summary(pt, CONT_SCHEMA_KEY);
@@ -507,9 +504,8 @@ static ls_status create_version(ls_mat_batch_t *b, char *err, int errlen)
     const char *kid = ls_ice_table_summary(pt, CONT_KID_KEY);
     const char *why = ls_ice_table_summary(pt, CONT_REASON_KEY);
     if (!schema || !last) {
-        snprintf(err, (size_t)errlen,
-                 "table %s.%s continues as %s but records no schema for it (%s)", b->tt->stream->ns,
-                 b->vt.prev, b->vt.name, CONT_SCHEMA_KEY);
+        snprintf(err, errlen, "table %s.%s continues as %s but records no schema for it (%s)",
+                 b->tt->stream->ns, b->vt.prev, b->vt.name, CONT_SCHEMA_KEY);
         return LS_ECORRUPT;
     }
     char ver[16];
@@ -530,14 +526,14 @@ static ls_status create_version(ls_mat_batch_t *b, char *err, int errlen)
 }
 
 ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
-                       const ls_table_target_t *tt, ls_mat_batch_t **out, char *err, int errlen)
+                       const ls_table_target_t *tt, ls_mat_batch_t **out, char *err, size_t errlen)
 {
     *out = NULL;
     const char *codec = tt->policy->value[LS_POLICY_COMPRESSION];
     int c = ls_pq_codec_parse(codec);
     if (c < 0) {
-        snprintf(err, (size_t)errlen, "%s: unknown codec '%s'",
-                 ls_policy_key(LS_POLICY_COMPRESSION), codec);
+        snprintf(err, errlen, "%s: unknown codec '%s'", ls_policy_key(LS_POLICY_COMPRESSION),
+                 codec);
         return LS_EINVAL;
     }
     ls_mat_batch_t *b = LS_NEW(ls_mat_batch_t);
@@ -589,7 +585,7 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
     if (st == LS_OK && typed) {
         const char *id = ls_ice_table_summary(b->t, TYPED_SCHEMA_ID_KEY);
         if (!id && tt->policy->value_typed) {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "table %s has no %s: it was not created as a typed "
                      "table (a new table name starts a new one)",
                      tt->name, TYPED_SCHEMA_ID_KEY);
@@ -600,10 +596,10 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
             b->shape = schema ? ls_typed_shape_parse(schema, last, why, sizeof why) : NULL;
             ls_free(schema);
             if (!b->shape) {
-                snprintf(err, (size_t)errlen, "table %s: %s", tt->name, why);
+                snprintf(err, errlen, "table %s: %s", tt->name, why);
                 st = LS_EINVAL;
             } else if (ls_typed_raw_value(b->shape) == tt->policy->value_typed) {
-                snprintf(err, (size_t)errlen,
+                snprintf(err, errlen,
                          "table %s was created with %s values, and %s is %s now (a new table "
                          "name starts a new table)",
                          tt->name, tt->policy->value_typed ? "raw" : "typed",
@@ -613,7 +609,7 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
             }
             bool json_table = id && !strcmp(id, JSON_SCHEMA_ID);
             if (st == LS_OK && json_table != tt->policy->value_json) {
-                snprintf(err, (size_t)errlen,
+                snprintf(err, errlen,
                          "table %s was created with %s values, and %s is %s now (a new table "
                          "name starts a new table)",
                          tt->name, json_table ? "json" : "schema-registry",
@@ -623,7 +619,7 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
             }
             if (st == LS_OK && json_table)
                 b->jschema = ls_json_infer_from_iceberg(ls_typed_iceberg_schema_json(b->shape));
-            if (st == LS_OK) st = pk_check(b, err, (size_t)errlen);
+            if (st == LS_OK) st = pk_check(b, err, errlen);
             if (!json_table) {
                 parse_ids(&b->ids, &b->nids, ls_ice_table_summary(b->t, TYPED_SCHEMA_IDS_KEY));
                 if (!b->nids && id) /* a table from before the list */
@@ -632,7 +628,7 @@ ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse
             parse_ids(&b->kids, &b->nkids, ls_ice_table_summary(b->t, KEY_SCHEMA_IDS_KEY));
         }
     }
-    if (st == LS_OK) st = spec_check(tt, b->t, typed, err, (size_t)errlen);
+    if (st == LS_OK) st = spec_check(tt, b->t, typed, err, errlen);
     if (st == LS_OK) st = ls_mat_open_files(b, err, errlen);
     if (st != LS_OK) {
         ls_mat_free(b);
@@ -678,7 +674,7 @@ int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id)
 }
 
 ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_out, char *err,
-                     int errlen)
+                     size_t errlen)
 {
     *rows_out = 0;
     if (errlen > 0) err[0] = 0; /* not a message of an earlier call (begin's lookups) */
@@ -717,7 +713,7 @@ ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_
             continue; /* records of an aborted transaction */
         ls_rb_result rr = ls_records_foreach(batch, len, MAX_DECOMPRESSED, on_record, &rc);
         if (rr != LS_RB_OK) {
-            snprintf(err, (size_t)errlen, "entry at offset %lld does not decode (class %d)",
+            snprintf(err, errlen, "entry at offset %lld does not decode (class %d)",
                      (long long)rc.base_offset, (int)rr);
             rc.st = LS_ECORRUPT;
         }
@@ -735,9 +731,9 @@ ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_
     }
     if (rc.st != LS_OK && !err[0]) {
         if (rc.err[0])
-            snprintf(err, (size_t)errlen, "%s", rc.err);
+            snprintf(err, errlen, "%s", rc.err);
         else
-            snprintf(err, (size_t)errlen, "writing data files: %s", ls_data_files_error(b->files));
+            snprintf(err, errlen, "writing data files: %s", ls_data_files_error(b->files));
     }
     if (rc.st != LS_OK) b->failed = rc.st;
     if (rc.st == LS_OK) {
@@ -752,7 +748,7 @@ ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_
  * table (table/delta_mirror.h): after each commit and rewrite, and in the
  * idle check and before the orphan sweep, which catch up a log a crash left
  * behind. */
-static ls_status delta_follow(ls_ice_table_t *t, const ls_policy_t *p, char *err, int errlen)
+static ls_status delta_follow(ls_ice_table_t *t, const ls_policy_t *p, char *err, size_t errlen)
 {
     if (!p->delta) return LS_OK;
     size_t files;
@@ -761,14 +757,14 @@ static ls_status delta_follow(ls_ice_table_t *t, const ls_policy_t *p, char *err
                          .log_retention_ms = p->snapshot_retention_ms,
                          .checkpoint_interval = p->delta_checkpoint_interval};
     ls_status st = ls_delta_mirror(t, &o, ls_clock_wall_ms(), &files, why, sizeof why);
-    if (st != LS_OK) snprintf(err, (size_t)errlen, "writing the Delta log: %s", why);
+    if (st != LS_OK) snprintf(err, errlen, "writing the Delta log: %s", why);
     return st;
 }
 
 /* A format=delta table whose schema (as this commit would leave it) has a
  * column Delta cannot express is held back before its Iceberg commit, so
  * the two tables never part. */
-static ls_status delta_check(ls_ice_table_t *t, const ls_policy_t *p, char *err, int errlen)
+static ls_status delta_check(ls_ice_table_t *t, const ls_policy_t *p, char *err, size_t errlen)
 {
     if (!p->delta) return LS_OK;
     int last;
@@ -780,16 +776,16 @@ static ls_status delta_check(ls_ice_table_t *t, const ls_policy_t *p, char *err,
         ls_free(d);
         return LS_OK;
     }
-    snprintf(err, (size_t)errlen, "%s=%s: the table's schema cannot be a Delta schema: %s",
+    snprintf(err, errlen, "%s=%s: the table's schema cannot be a Delta schema: %s",
              ls_policy_key(LS_POLICY_FORMAT), p->value[LS_POLICY_FORMAT], why);
     return LS_EINVAL;
 }
 
-ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen)
+ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, size_t errlen)
 {
     *rows = 0;
     if (b->failed != LS_OK) {
-        snprintf(err, (size_t)errlen, "a range of this commit failed to materialize");
+        snprintf(err, errlen, "a range of this commit failed to materialize");
         return b->failed;
     }
     side_t *sides[] = {b->cl, b->dlq}; /* committed before the table (src/lake/README.md) */
@@ -799,7 +795,7 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         if (st != LS_OK) {
             char inner[400];
             snprintf(inner, sizeof inner, "%s", err);
-            snprintf(err, (size_t)errlen, "table %s: %s", sides[i]->tt.name, inner);
+            snprintf(err, errlen, "table %s: %s", sides[i]->tt.name, inner);
             return st;
         }
     }
@@ -831,7 +827,7 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
         size_t ndf = 0;
         st = ls_data_files_finish(files, &dfs, &ndf);
         if (st != LS_OK) {
-            snprintf(err, (size_t)errlen, "writing data files: %s", ls_data_files_error(files));
+            snprintf(err, errlen, "writing data files: %s", ls_data_files_error(files));
             ls_free(added);
             ls_file_cow_clear(&cow);
             return st;
@@ -904,7 +900,7 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     st = ls_ice_table_overwrite(b->t, (const char *const *)cow.removed, cow.nremoved, added, nadded,
                                 kv, ls_clock_wall_ms(), &snap);
     if (st != LS_OK)
-        snprintf(err, (size_t)errlen, "committing snapshot: %s", ls_ice_table_error(b->t));
+        snprintf(err, errlen, "committing snapshot: %s", ls_ice_table_error(b->t));
     else
         *rows = made;
     if (st == LS_OK && b->sw.set)
@@ -923,7 +919,8 @@ ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen
     return st;
 }
 
-ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char *err, int errlen)
+ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char *err,
+                         size_t errlen)
 {
     stats->more = false;
     side_t *sides[] = {b->cl, b->dlq};
@@ -935,7 +932,7 @@ ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char
     ls_file_rewrite_opts_t o = ls_mat_rewrite_opts(b);
     bool more = stats->more; /* the side tables' */
     uint64_t commits = stats->commits;
-    ls_status st = ls_file_rewrite(b->t, &o, ls_clock_wall_ms(), stats, err, (size_t)errlen);
+    ls_status st = ls_file_rewrite(b->t, &o, ls_clock_wall_ms(), stats, err, errlen);
     stats->more |= more;
     if (st == LS_OK && stats->commits > commits)
         st = delta_follow(b->t, b->tt->policy, err, errlen);
@@ -1010,7 +1007,7 @@ bool ls_mat_totals(const ls_mat_batch_t *b, ls_mat_totals_t *out)
 
 ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
                                const ls_table_target_t *tt, const ls_mat_range_t *r,
-                               uint64_t *rows_out, char *err, int errlen)
+                               uint64_t *rows_out, char *err, size_t errlen)
 {
     *rows_out = 0;
     if (r->from_offset > r->last_offset)
@@ -1031,7 +1028,7 @@ ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *w
         ls_mat_free(b);
     }
     if (st == LS_OK && switched) {
-        snprintf(err, (size_t)errlen, "the range started new table versions 8 times; will retry");
+        snprintf(err, errlen, "the range started new table versions 8 times; will retry");
         st = LS_EAGAIN;
     }
     return st;
@@ -1039,7 +1036,7 @@ ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *w
 
 /* ls_ice_table_expire of one table with its policy's retention and delay. */
 static ls_status expire_one(ls_ice_table_t *t, const ls_policy_t *p, int64_t now_ms,
-                            int64_t *next_ms, bool *committed, char *err, int errlen)
+                            int64_t *next_ms, bool *committed, char *err, size_t errlen)
 {
     ls_ice_table_set_snapshot_retention(t, p->snapshot_retention_ms,
                                         (int)p->snapshot_retention_min);
@@ -1047,7 +1044,7 @@ static ls_status expire_one(ls_ice_table_t *t, const ls_policy_t *p, int64_t now
     int64_t next;
     ls_status st = ls_ice_table_expire(t, now_ms, committed, &next);
     if (st != LS_OK)
-        snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
+        snprintf(err, errlen, "%s", ls_ice_table_error(t));
     else if (next < *next_ms)
         *next_ms = next;
     return st == LS_OK ? delta_follow(t, p, err, errlen) : st;
@@ -1055,7 +1052,7 @@ static ls_status expire_one(ls_ice_table_t *t, const ls_policy_t *p, int64_t now
 
 ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
                                 int64_t now_ms, int64_t *next_ms, bool *committed, char *err,
-                                int errlen)
+                                size_t errlen)
 {
     *next_ms = INT64_MAX;
     *committed = false;
@@ -1086,7 +1083,7 @@ ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_tab
 
 ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
                                         const ls_table_target_t *tt, int64_t older_than_ms,
-                                        uint64_t *deleted, char *err, int errlen)
+                                        uint64_t *deleted, char *err, size_t errlen)
 {
     *deleted = 0;
     static const char *const suffixes[] = {CHANGELOG_SUFFIX, DLQ_SUFFIX};
@@ -1120,11 +1117,11 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
         } else {
             char why[600];
             st = ls_delta_log_drop(os, ls_ice_table_prefix(t), older_than_ms, &dn, why, sizeof why);
-            if (st != LS_OK) snprintf(err, (size_t)errlen, "deleting the Delta log: %s", why);
+            if (st != LS_OK) snprintf(err, errlen, "deleting the Delta log: %s", why);
         }
         if (st == LS_OK) {
             st = ls_ice_table_remove_orphans(t, older_than_ms, LS_DELTA_LOG_DIR, &n);
-            if (st != LS_OK) snprintf(err, (size_t)errlen, "%s", ls_ice_table_error(t));
+            if (st != LS_OK) snprintf(err, errlen, "%s", ls_ice_table_error(t));
         }
         n += dn;
         *deleted += n;

@@ -49,18 +49,18 @@ ls_status ls_mat_partition_check(const ls_policy_t *p, const char *typed_schema,
  * table keeps its spec: partition spec evolution is not built), or the
  * store's status. Blocking (reads the table's metadata). */
 ls_status ls_mat_spec_check(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
-                            char *err, int errlen);
+                            char *err, size_t errlen);
 
 /* LS_EINVAL (message naming the key) when the name template does not give a
  * valid table name for this stream. */
 ls_status ls_table_target_init(ls_table_target_t *t, const ls_stream_t *s, const ls_policy_t *p,
-                               struct ls_registry *registry, char *err, int errlen);
+                               struct ls_registry *registry, char *err, size_t errlen);
 
 /* The table's recorded last materialized offset of log_id: -1 when the table
  * or its record of the log does not exist. */
 ls_status ls_materialize_last_offset(ls_meta_t *meta, ls_objstore_t *os,
                                      const ls_table_target_t *tt, int64_t log_id, int64_t *out,
-                                     char *err, int errlen);
+                                     char *err, size_t errlen);
 
 /* A range of one log to materialize: the entries compaction read (base
  * offsets real; entry i spans [entries[i].pos, entries[i + 1].pos) of obj,
@@ -90,7 +90,7 @@ typedef struct ls_mat_range {
  * range: the caller swaps the index of a range only after commit. */
 typedef struct ls_mat_batch ls_mat_batch_t;
 ls_status ls_mat_begin(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
-                       const ls_table_target_t *tt, ls_mat_batch_t **out, char *err, int errlen);
+                       const ls_table_target_t *tt, ls_mat_batch_t **out, char *err, size_t errlen);
 /* Last offset of log_id the table holds, counting ranges added to b. */
 int64_t ls_mat_done(ls_mat_batch_t *b, int64_t log_id);
 /* evolution=new-table: true once an added range met a record that starts
@@ -124,24 +124,25 @@ bool ls_mat_totals(const ls_mat_batch_t *b, ls_mat_totals_t *out);
 /* Rows of a range (ls_mat_range_t) into b (nothing is visible before
  * commit); the table then holds r->log_id up to r->last_offset. */
 ls_status ls_mat_add(ls_mat_batch_t *b, const ls_mat_range_t *r, uint64_t *rows_out, char *err,
-                     int errlen);
+                     size_t errlen);
 /* One snapshot of everything added (no commit when nothing was); rows: the
  * rows it made visible. After a failed add nothing is committed (that add
  * may have written part of its rows), so the whole batch is retried. LS_ECONFLICT: another commit
  * won; retry next pass. */
-ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen);
+ls_status ls_mat_commit(ls_mat_batch_t *b, uint64_t *rows, char *err, size_t errlen);
 /* After a commit: rewrites runs of small data files of b's table as one
  * replace snapshot (table/file_rewrite.h, with the policy's
  * rewrite.min.files, target file size and codec); LS_OK with nothing done
  * when no run qualifies. LS_ECONFLICT: another commit won. */
-ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char *err, int errlen);
+ls_status ls_mat_rewrite(ls_mat_batch_t *b, ls_file_rewrite_stats_t *stats, char *err,
+                         size_t errlen);
 void ls_mat_free(ls_mat_batch_t *b);
 
 /* Deletes the table's orphan files written before older_than_ms
  * (ls_ice_table_remove_orphans); LS_OK with 0 when the table does not exist. */
 ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
                                         const ls_table_target_t *tt, int64_t older_than_ms,
-                                        uint64_t *deleted, char *err, int errlen);
+                                        uint64_t *deleted, char *err, size_t errlen);
 
 /* Maintenance of tt's table (the version taking rows) and its side tables
  * when no commit of theirs did it (ls_ice_table_expire: snapshots past
@@ -152,7 +153,7 @@ ls_status ls_materialize_remove_orphans(ls_meta_t *meta, ls_objstore_t *os,
  * do not exist are skipped. */
 ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
                                 int64_t now_ms, int64_t *next_ms, bool *committed, char *err,
-                                int errlen);
+                                size_t errlen);
 
 /* One range as one snapshot (ls_mat_begin, ls_mat_add, ls_mat_commit),
  * with the policy's partition spec (at table creation), target file size
@@ -163,5 +164,5 @@ ls_status ls_materialize_expire(ls_meta_t *meta, ls_objstore_t *os, const ls_tab
  * attempt are orphans). */
 ls_status ls_materialize_range(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
                                const ls_table_target_t *tt, const ls_mat_range_t *r,
-                               uint64_t *rows_out, char *err, int errlen);
+                               uint64_t *rows_out, char *err, size_t errlen);
 #endif

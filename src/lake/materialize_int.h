@@ -216,19 +216,19 @@ ls_status ls_mat_policy_spec(const ls_policy_t *p, const char *typed_schema, int
                              ls_ice_spec_t *spec, char *why, size_t whylen);
 ls_status ls_mat_open_table(ls_meta_t *meta, ls_objstore_t *os, const char *warehouse_uri,
                             const ls_table_target_t *tt, const table_shape_t *shape,
-                            ls_ice_table_t **t, char *err, int errlen);
+                            ls_ice_table_t **t, char *err, size_t errlen);
 ls_status ls_mat_side_target(const ls_table_target_t *tt, const char *suffix, side_t *sd, char *err,
-                             int errlen);
+                             size_t errlen);
 void ls_mat_last_offset_key(char *out, size_t cap, int64_t log_id);
 ls_status ls_mat_table_last_offset(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
-                                   int64_t log_id, int64_t *out, char *err, int errlen);
+                                   int64_t log_id, int64_t *out, char *err, size_t errlen);
 mat_log_t *ls_mat_batch_log(ls_mat_batch_t *b, int64_t log_id);
-ls_status ls_mat_open_files(ls_mat_batch_t *b, char *err, int errlen);
+ls_status ls_mat_open_files(ls_mat_batch_t *b, char *err, size_t errlen);
 ls_status ls_mat_value_schema(ls_mat_batch_t *b, int32_t id, ls_sr_schema_t **out, char *err,
                               size_t errlen);
 const ls_avro_node_t *ls_mat_schema_root(const ls_sr_schema_t *sc, const ls_avro_view_t *pv);
-int ls_mat_payload_datum(const ls_sr_schema_t *sc, const ls_avro_view_t *pv, ls_typed_datum_t *d,
-                         ls_buf_t *tmp, char *why, size_t whylen);
+ls_status ls_mat_payload_datum(const ls_sr_schema_t *sc, const ls_avro_view_t *pv,
+                               ls_typed_datum_t *d, ls_buf_t *tmp, char *why, size_t whylen);
 void ls_mat_note_id(int32_t **ids, size_t *n, bool *changed, int32_t id);
 void ls_mat_clear_readers(ls_mat_batch_t *b);
 ls_status ls_mat_write_row(row_ctx_t *c, const ls_raw_record_t *r);
@@ -238,20 +238,20 @@ bool ls_mat_versioned(const ls_table_target_t *tt);
 void ls_mat_target_rename(ls_table_target_t *tt, const char *name);
 ls_status ls_mat_resolve_version(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *tt,
                                  ls_table_target_t *out, ls_ice_table_t **cur, char *err,
-                                 int errlen);
+                                 size_t errlen);
 void ls_mat_preds_free(preds_t *p);
 ls_status ls_mat_load_preds(ls_meta_t *meta, ls_objstore_t *os, const ls_table_target_t *vt,
-                            ls_ice_table_t *cur, preds_t *p, char *err, int errlen);
+                            ls_ice_table_t *cur, preds_t *p, char *err, size_t errlen);
 int64_t ls_mat_version_done(const preds_t *p, const ls_ice_table_t *cur, int64_t log_id);
 
 /* mat_upsert.c */
 void ls_mat_up_put(up_map_t *m, const ls_raw_record_t *r, int64_t log_id, int64_t last_offset);
 void ls_mat_id_clear(id_map_t *m);
 void ls_mat_up_clear(up_map_t *m);
-ls_status ls_mat_pk_collect(ls_mat_batch_t *b, char *err, int errlen);
-ls_status ls_mat_upsert_rows(ls_mat_batch_t *b, uint64_t *rows, char *err, int errlen);
+ls_status ls_mat_pk_collect(ls_mat_batch_t *b, char *err, size_t errlen);
+ls_status ls_mat_upsert_rows(ls_mat_batch_t *b, uint64_t *rows, char *err, size_t errlen);
 ls_file_rewrite_opts_t ls_mat_rewrite_opts(const ls_mat_batch_t *b);
-ls_status ls_mat_upsert_drops(ls_mat_batch_t *b, ls_file_cow_t *cow, char *err, int errlen);
+ls_status ls_mat_upsert_drops(ls_mat_batch_t *b, ls_file_cow_t *cow, char *err, size_t errlen);
 
 /* mat_typed.c */
 ls_status ls_mat_evolve_table(ls_mat_batch_t *b, ls_typed_shape_t *ns, int32_t id, bool key,

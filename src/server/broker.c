@@ -172,8 +172,8 @@ static ls_status svc_new_producer_id(void *root, int64_t *id)
     return ls_meta_counter_add(b->meta, LS_KEY_COUNTER_PRODUCER_ID, 1, id);
 }
 
-static int svc_check_payload(void *root, const uint8_t *p, size_t len, const char *topic, bool key,
-                             const ls_policy_t *pol, char *why, size_t whylen)
+static ls_status svc_check_payload(void *root, const uint8_t *p, size_t len, const char *topic,
+                                   bool key, const ls_policy_t *pol, char *why, size_t whylen)
 {
     ls_broker_t *b = root;
     ls_policy_field f = key ? LS_POLICY_KEY_SUBJECT_STRATEGY : LS_POLICY_VALUE_SUBJECT_STRATEGY;
@@ -185,29 +185,29 @@ static int svc_check_payload(void *root, const uint8_t *p, size_t len, const cha
         .strategy_value = pol->value[f],
     };
     switch (ls_frame_check_payload(b->registry, p, len, &want, why, whylen)) {
-    case LS_FRAME_OK: return 0;
-    case LS_FRAME_INVALID: return -1;
-    default: return -2;
+    case LS_FRAME_OK: return LS_OK;
+    case LS_FRAME_INVALID: return LS_EINVAL;
+    default: return LS_EIO;
     }
 }
 
-static int svc_check_primary_key(void *root, const char *subject, const char *const *fields,
-                                 size_t n, char *why, size_t whylen)
+static ls_status svc_check_primary_key(void *root, const char *subject, const char *const *fields,
+                                       size_t n, char *why, size_t whylen)
 {
     ls_broker_t *b = root;
     ls_sr_version_t v;
     ls_sr_schema_t *sc;
     ls_sr_err_t e;
     ls_sr_code code = ls_registry_latest(b->registry, subject, &v, &sc, &e);
-    if (code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND) return 0;
+    if (code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND) return LS_OK;
     if (code != LS_SR_OK) {
         snprintf(why, whylen, "reading subject %s: %s", subject, e.message);
-        return -2;
+        return LS_EIO;
     }
     const ls_avro_node_t *root_node = sc->type == LS_SR_AVRO ? ls_avro_root(sc->avro)
                                       : sc->view             ? ls_avro_view_root(sc->view)
                                                              : NULL;
-    int rc = 0;
+    ls_status st = LS_OK;
     char err[400];
     /* the shape a table of these keys would get decides, by the same rules */
     ls_typed_shape_t *s =
@@ -215,91 +215,89 @@ static int svc_check_primary_key(void *root, const char *subject, const char *co
     if (root_node && !s) {
         snprintf(why, whylen, "the latest version of subject %s (schema id %d): %s", subject,
                  (int)v.id, err);
-        rc = -1;
+        st = LS_EINVAL;
     }
     ls_typed_shape_free(s);
     ls_free(v.subject);
     ls_sr_schema_release(sc);
-    return rc;
+    return st;
 }
 
 /* The latest version of subject as an Avro root (a JSON or Protobuf
- * schema by its view): 1 with *sc held (release it), 0 when there is none
- * (not registered, not mapped), -2 when the store failed (why). */
-static int latest_root(ls_broker_t *b, const char *subject, ls_sr_schema_t **sc,
-                       const ls_avro_node_t **root, char *why, size_t whylen)
+ * schema by its view): LS_OK with *root and *sc held (release it), *root
+ * NULL when there is none (not registered, not mapped); LS_EIO when the
+ * store failed (why). */
+static ls_status latest_root(ls_broker_t *b, const char *subject, ls_sr_schema_t **sc,
+                             const ls_avro_node_t **root, char *why, size_t whylen)
 {
     ls_sr_version_t v;
     ls_sr_err_t e;
     *sc = NULL;
     *root = NULL;
     ls_sr_code code = ls_registry_latest(b->registry, subject, &v, sc, &e);
-    if (code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND) return 0;
+    if (code == LS_SR_SUBJECT_NOT_FOUND || code == LS_SR_VERSION_NOT_FOUND) return LS_OK;
     if (code != LS_SR_OK) {
         snprintf(why, whylen, "reading subject %s: %s", subject, e.message);
-        return -2;
+        return LS_EIO;
     }
     ls_free(v.subject);
     *root = (*sc)->type == LS_SR_AVRO ? ls_avro_root((*sc)->avro)
             : (*sc)->view             ? ls_avro_view_root((*sc)->view)
                                       : NULL;
-    return *root ? 1 : 0;
+    return LS_OK;
 }
 
-static int svc_check_partition(void *root, const char *topic, const struct ls_policy *p, char *why,
-                               size_t whylen)
+static ls_status svc_check_partition(void *root, const char *topic, const struct ls_policy *p,
+                                     char *why, size_t whylen)
 {
     ls_broker_t *b = root;
     if (p->value_json || (!p->value_typed && !p->key_typed) ||
         (p->value_typed && p->value_strategy != LS_POLICY_TOPIC_NAME) ||
         (p->key_typed && p->key_strategy != LS_POLICY_TOPIC_NAME))
-        return 0; /* the schema is known only from the records */
+        return LS_OK; /* the schema is known only from the records */
     char subject[300];
     ls_sr_schema_t *vsc = NULL, *ksc = NULL;
     const ls_avro_node_t *vroot = NULL, *kroot = NULL;
-    int rc = 0;
+    ls_status st = LS_OK;
     if (p->value_typed) {
         snprintf(subject, sizeof subject, "%s-value", topic);
-        rc = latest_root(b, subject, &vsc, &vroot, why, whylen);
+        st = latest_root(b, subject, &vsc, &vroot, why, whylen);
     }
-    if (rc >= 0 && p->key_typed) {
+    if (st == LS_OK && p->key_typed) {
         snprintf(subject, sizeof subject, "%s-key", topic);
-        int k = latest_root(b, subject, &ksc, &kroot, why, whylen);
-        rc = k < 0 ? k : rc;
+        st = latest_root(b, subject, &ksc, &kroot, why, whylen);
     }
-    if (rc >= 0 && (!p->value_typed || vroot) && (!p->key_typed || kroot)) {
+    /* a subject not registered yet is checked when the table is created */
+    if (st == LS_OK && (!p->value_typed || vroot) && (!p->key_typed || kroot)) {
         char err[400];
+        /* a schema that makes no table is refused when records come */
         ls_typed_shape_t *s = ls_typed_shape_new_kv(vroot, kroot, err, sizeof err);
-        rc = 0; /* a schema that makes no table is refused when records come */
         if (s && ls_mat_partition_check(p, ls_typed_iceberg_schema_json(s),
                                         ls_typed_last_column_id(s), err, sizeof err) != LS_OK) {
             snprintf(why, whylen, "%s (by the latest schema of subject %s-%s)", err, topic,
                      p->value_typed ? "value" : "key");
-            rc = -1;
+            st = LS_EINVAL;
         }
         ls_typed_shape_free(s);
-    } else if (rc > 0) {
-        rc = 0; /* a subject not registered yet: checked when the table is created */
     }
     ls_sr_schema_release(vsc);
     ls_sr_schema_release(ksc);
-    return rc;
+    return st;
 }
 
-static int svc_check_table_spec(void *root, const char *ns, const char *topic,
-                                const struct ls_policy *p, char *why, size_t whylen)
+static ls_status svc_check_table_spec(void *root, const char *ns, const char *topic,
+                                      const struct ls_policy *p, char *why, size_t whylen)
 {
     ls_broker_t *b = root;
     ls_stream_t *s = ls_catalog_lookup(b->catalog, ns, topic);
-    if (!s) return 0; /* a new topic: its table is created with the spec */
+    if (!s) return LS_OK; /* a new topic: its table is created with the spec */
     ls_table_target_t tt;
     char err[1024];
-    ls_status st = ls_table_target_init(&tt, s, p, b->registry, err, (int)sizeof err);
-    if (st == LS_OK) st = ls_mat_spec_check(b->meta, b->os, &tt, err, (int)sizeof err);
+    ls_status st = ls_table_target_init(&tt, s, p, b->registry, err, sizeof err);
+    if (st == LS_OK) st = ls_mat_spec_check(b->meta, b->os, &tt, err, sizeof err);
     ls_stream_release(s);
-    if (st == LS_OK) return 0;
-    snprintf(why, whylen, "%s", err);
-    return st == LS_EINVAL ? -1 : -2;
+    if (st != LS_OK) snprintf(why, whylen, "%s", err);
+    return st;
 }
 
 static void svc_txn_finish(void *root, const char *tid)
@@ -392,8 +390,10 @@ void ls_broker_offload(ls_broker_t *b, void (*fn)(void *arg), void (*after)(void
 }
 
 /* Kafka clients expect a 22-character base64url cluster id (a UUID). */
-/* 0: done; -1: failed (err set); 1: a transient error (err set): try again. */
-static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
+/* LS_OK: done; otherwise the store's status (err set): a retriable one
+ * (ls_status_retriable) may succeed if tried again; LS_EINVAL for a
+ * configured id of another cluster. */
+static ls_status try_cluster_id(ls_broker_t *b, char *err, size_t errlen)
 {
     ls_kv_t kv;
     ls_status st = ls_meta_get(b->meta, LS_KEY_CLUSTER_ID, &kv);
@@ -401,16 +401,16 @@ static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
         snprintf(b->cluster_id, sizeof b->cluster_id, "%.*s", (int)kv.vlen, (const char *)kv.val);
         ls_kv_free(&kv);
         if (b->cfg->cluster_id && strcmp(b->cfg->cluster_id, b->cluster_id) != 0) {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "cluster.id: configured '%s' but the metadata store belongs to cluster '%s'",
                      b->cfg->cluster_id, b->cluster_id);
-            return -1;
+            return LS_EINVAL;
         }
-        return 0;
+        return LS_OK;
     }
     if (st != LS_ENOTFOUND) {
-        snprintf(err, (size_t)errlen, "reading cluster id from metadata: %s", ls_status_str(st));
-        return ls_status_retriable(st) ? 1 : -1;
+        snprintf(err, errlen, "reading cluster id from metadata: %s", ls_status_str(st));
+        return st;
     }
     if (b->cfg->cluster_id)
         snprintf(b->cluster_id, sizeof b->cluster_id, "%s", b->cfg->cluster_id);
@@ -431,19 +431,19 @@ static int try_cluster_id(ls_broker_t *b, char *err, int errlen)
     st = ls_meta_txn(b->meta, &cmp, 1, &op, 1, NULL);
     if (st != LS_OK) {
         /* another broker won the race, or the answer was lost: read again */
-        snprintf(err, (size_t)errlen, "storing cluster id: %s", ls_status_str(st));
-        return ls_status_retriable(st) ? 1 : -1;
+        snprintf(err, errlen, "storing cluster id: %s", ls_status_str(st));
+        return st;
     }
-    return 0;
+    return LS_OK;
 }
 
 /* Reads the cluster id, creating it on the store's first start. A transient
  * store error (or a create whose answer was lost) is retried from the read. */
-static int load_cluster_id(ls_broker_t *b, char *err, int errlen)
+static ls_status load_cluster_id(ls_broker_t *b, char *err, size_t errlen)
 {
     for (int attempt = 0;; attempt++) {
-        int rc = try_cluster_id(b, err, errlen);
-        if (rc <= 0 || attempt == 20) return rc == 0 ? 0 : -1;
+        ls_status st = try_cluster_id(b, err, errlen);
+        if (st == LS_OK || !ls_status_retriable(st) || attempt == 20) return st;
         usleep(100 * 1000);
     }
 }
@@ -466,7 +466,7 @@ static void on_pressure(void *arg, bool pressure)
 
 /* The cluster layer of the table policy: lakestream.table.* broker keys,
  * validated like topic configs (a bad value stops the broker, naming it). */
-static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
+static ls_status load_table_defaults(ls_broker_t *b, char *err, size_t errlen)
 {
     const ls_config_t *c = b->cfg;
     const struct {
@@ -490,10 +490,11 @@ static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         if (!keys[i].value) continue;
         const char *key = ls_policy_key(keys[i].f);
-        if (ls_policy_check(key, keys[i].value, err, (size_t)errlen) != LS_OK) return -1;
+        ls_status st = ls_policy_check(key, keys[i].value, err, errlen);
+        if (st != LS_OK) return st;
         b->table_defaults[b->ntable_defaults++] = (ls_prop_t){(char *)key, (char *)keys[i].value};
     }
-    return 0;
+    return LS_OK;
 }
 
 /* ---- TLS and authentication of the HTTP listeners (issue 30) ---- */
@@ -502,7 +503,8 @@ static int load_table_defaults(ls_broker_t *b, char *err, int errlen)
  * and checked through base/tls.c (the Kafka listeners' loader, so the same
  * files work for both), and the Basic hook. The PEM strings in *out are
  * the caller's to free (http_security_free). */
-static int http_security(ls_broker_t *b, int i, ls_http_security_t *out, char *err, int errlen)
+static ls_status http_security(ls_broker_t *b, int i, ls_http_security_t *out, char *err,
+                               size_t errlen)
 {
     const struct ls_http_sec_cfg *h = &b->cfg->http_sec[i];
     const char *what = i == 0 ? "http.listen" : "schema.registry.listen";
@@ -518,8 +520,8 @@ static int http_security(ls_broker_t *b, int i, ls_http_security_t *out, char *e
     ls_http_authn_t *an = &b->http_authn[i];
     if (schemes & LS_HTTP_AUTH_BASIC) {
         if (!b->http_basic && !(b->http_basic = ls_http_basic_new(b->meta))) {
-            snprintf(err, (size_t)errlen, "%s: no random source for the Basic cache", what);
-            return -1;
+            snprintf(err, errlen, "%s: no random source for the Basic cache", what);
+            return LS_EIO;
         }
         an->basic = b->http_basic;
     }
@@ -530,7 +532,7 @@ static int http_security(ls_broker_t *b, int i, ls_http_security_t *out, char *e
         out->challenge_basic = an->basic != NULL;
         out->challenge_bearer = an->bearer != NULL;
     }
-    if (!h->keystore_location && !h->keystore_certificate_chain) return 0;
+    if (!h->keystore_location && !h->keystore_certificate_chain) return LS_OK;
     ls_tls_settings_t ts = {.keystore_location = h->keystore_location,
                             .keystore_chain = h->keystore_certificate_chain,
                             .keystore_key = h->keystore_key,
@@ -543,16 +545,16 @@ static int http_security(ls_broker_t *b, int i, ls_http_security_t *out, char *e
     if (rc != 0) {
         /* base/tls.c names the Kafka listeners' ssl.X; here it is <prefix>.ssl.X */
         const char *pfx = i == 0 ? "http." : "schema.registry.";
-        if (!strncmp(err, "ssl.", 4) && strlen(err) + strlen(pfx) < (size_t)errlen) {
+        if (!strncmp(err, "ssl.", 4) && strlen(err) + strlen(pfx) < errlen) {
             memmove(err + strlen(pfx), err, strlen(err) + 1);
             memcpy(err, pfx, strlen(pfx));
         }
-        return -1;
+        return LS_EINVAL; /* the listener's TLS material */
     }
     out->cert_pem = chain;
     out->key_pem = key;
     out->truststore_pem = trust;
-    return 0;
+    return LS_OK;
 }
 
 static void http_security_free(ls_http_security_t *sec)
@@ -657,10 +659,10 @@ static void api_kafka_addr(void *ctx, char *buf, size_t cap)
 
 /* The Iceberg REST catalog on http.listen (unset: no HTTP server). Readers
  * of an S3 store get its non-secret client settings, never credentials. */
-static int start_http(ls_broker_t *b, char *err, int errlen)
+static ls_status start_http(ls_broker_t *b, char *err, size_t errlen)
 {
     const ls_config_t *cfg = b->cfg;
-    if (!cfg->http_host) return 0;
+    if (!cfg->http_host) return LS_OK;
     char *endpoint = NULL, *region = NULL;
     int path_style = 0;
     const char *props[8] = {NULL};
@@ -699,12 +701,12 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                                 {"", ls_console_handle, NULL, 0}}; /* last: the console at / */
     ls_http_limits_t limits = http_limits(cfg);
     ls_http_security_t sec;
-    if (http_security(b, 0, &sec, err, errlen) != 0) return -1;
-    b->http =
-        ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts,
-                             sizeof mounts / sizeof mounts[0], &limits, &sec, err, (size_t)errlen);
+    ls_status st = http_security(b, 0, &sec, err, errlen);
+    if (st != LS_OK) return st;
+    b->http = ls_http_server_start("http.listen", cfg->http_host, cfg->http_port, mounts,
+                                   sizeof mounts / sizeof mounts[0], &limits, &sec, err, errlen);
     http_security_free(&sec);
-    if (!b->http) return -1;
+    if (!b->http) return LS_EIO;
     int v6 = strchr(cfg->http_host, ':') != NULL;
     LS_INFO("broker",
             "serving the Iceberg REST catalog on %s://%s%s%s:%d/v1 (console: /, health: /health, "
@@ -713,35 +715,36 @@ static int start_http(ls_broker_t *b, char *err, int errlen)
                 ? "https"
                 : "http",
             v6 ? "[" : "", cfg->http_host, v6 ? "]" : "", ls_http_server_port(b->http));
-    return 0;
+    return LS_OK;
 }
 
 /* The schema registry on schema.registry.listen (unset: not served; typed
  * tables still read it). Its state is in the metadata store, so every
  * broker serves the same registry. */
-static int start_registry(ls_broker_t *b, char *err, int errlen)
+static ls_status start_registry(ls_broker_t *b, char *err, size_t errlen)
 {
     const ls_config_t *cfg = b->cfg;
-    if (!cfg->registry_host) return 0;
+    if (!cfg->registry_host) return LS_OK;
     b->registry_rest = LS_NEW(ls_registry_rest_t);
     *b->registry_rest = (ls_registry_rest_t){
         .registry = b->registry, .may = b->authz ? registry_may : NULL, .may_ctx = b};
     ls_http_mount_t mounts[] = {{"", ls_registry_rest_handle, b->registry_rest, 1}};
     ls_http_limits_t limits = http_limits(cfg);
     ls_http_security_t sec;
-    if (http_security(b, 1, &sec, err, errlen) != 0) return -1;
+    ls_status st = http_security(b, 1, &sec, err, errlen);
+    if (st != LS_OK) return st;
     b->registry_http =
         ls_http_server_start("schema.registry.listen", cfg->registry_host, cfg->registry_port,
-                             mounts, 1, &limits, &sec, err, (size_t)errlen);
+                             mounts, 1, &limits, &sec, err, errlen);
     http_security_free(&sec);
-    if (!b->registry_http) return -1;
+    if (!b->registry_http) return LS_EIO;
     int v6 = strchr(cfg->registry_host, ':') != NULL;
     LS_INFO(
         "broker", "serving the schema registry on %s://%s%s%s:%d",
         cfg->http_sec[1].keystore_location || cfg->http_sec[1].keystore_certificate_chain ? "https"
                                                                                           : "http",
         v6 ? "[" : "", cfg->registry_host, v6 ? "]" : "", ls_http_server_port(b->registry_http));
-    return 0;
+    return LS_OK;
 }
 
 /* ---- the transaction coordinator (server/txn_coord.h) ---- */
@@ -766,7 +769,7 @@ static ls_status txn_group_marker(void *arg, const char *group, int64_t producer
     return ls_group_txn_marker(b->meta, group, producer_id, txn_seq, commit);
 }
 
-static int start_txn(ls_broker_t *b, char *err, int errlen)
+static ls_status start_txn(ls_broker_t *b, char *err, size_t errlen)
 {
     const ls_config_t *cfg = b->cfg;
     ls_txn_coord_opts_t o = {.loop = b->loop,
@@ -780,7 +783,7 @@ static int start_txn(ls_broker_t *b, char *err, int errlen)
                              .group_marker = txn_group_marker,
                              .arg = b};
     b->txn = ls_txn_coord_start(&o, err, errlen);
-    return b->txn ? 0 : -1;
+    return b->txn ? LS_OK : LS_EIO;
 }
 
 void ls_broker_tables_changed(ls_broker_t *b)
@@ -791,14 +794,14 @@ void ls_broker_tables_changed(ls_broker_t *b)
 
 /* One Kafka listener per entry of listeners. A listener on port 0 ("pick a
  * free port") advertises the port it got. */
-static int start_kafka(ls_broker_t *b, char *err, int errlen)
+static ls_status start_kafka(ls_broker_t *b, char *err, size_t errlen)
 {
     ls_config_t *cfg = b->cfg;
     for (int i = 0; i < cfg->nlisteners; i++) {
         ls_listener_cfg_t *lc = &cfg->listeners[i];
         ls_kafka_listener_t *l = ls_kafka_listener_start(&b->ksvc, lc, err, errlen);
         b->kafka[b->nkafka++] = l;
-        if (ls_kafka_listener_port(l) < 0) return -1;
+        if (ls_kafka_listener_port(l) < 0) return LS_EIO;
         if (lc->port == 0) {
             /* the REST API reads it from its threads (api_kafka_addr) */
             __atomic_store_n(&lc->port, ls_kafka_listener_port(l), __ATOMIC_RELEASE);
@@ -807,18 +810,19 @@ static int start_kafka(ls_broker_t *b, char *err, int errlen)
     }
     cfg->listen_port = cfg->listeners[0].port;
     cfg->advertised_port = cfg->listeners[0].adv_port;
-    return 0;
+    return LS_OK;
 }
 
 /* A failed open after the transaction threads started: they stop first (the
  * caller then closes every handle of the loop, theirs included). */
-static int open_failed(ls_broker_t *b)
+static ls_status open_failed(ls_broker_t *b, ls_status st)
 {
     ls_txn_coord_stop(b->txn);
-    return -1;
+    return st;
 }
 
-int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err, int errlen)
+ls_status ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
+                         size_t errlen)
 {
     memset(b, 0, sizeof *b);
     b->loop = loop;
@@ -827,8 +831,8 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     char why[200];
     if (ls_sasl_mechs_parse(cfg->sasl_enabled_mechanisms, &b->sasl_mechanisms, why, sizeof why) !=
         0) {
-        snprintf(err, (size_t)errlen, "sasl.enabled.mechanisms: %s", why);
-        return -1;
+        snprintf(err, errlen, "sasl.enabled.mechanisms: %s", why);
+        return LS_EINVAL;
     }
     /* The JWT validator serves SASL/OAUTHBEARER and HTTP Bearer alike. */
     const char *bearer_user = NULL;
@@ -843,21 +847,21 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     bool want_jwt = (b->sasl_mechanisms & LS_SASL_OAUTHBEARER) || bearer_user;
     if (!want_jwt &&
         (cfg->oauth_jwks_url || cfg->oauth_expected_audience || cfg->oauth_expected_issuer)) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "%s is set but OAUTHBEARER is not in sasl.enabled.mechanisms and no HTTP "
                  "listener takes bearer: add it there or remove the setting",
                  cfg->oauth_jwks_url            ? "sasl.oauthbearer.jwks.endpoint.url"
                  : cfg->oauth_expected_audience ? "sasl.oauthbearer.expected.audience"
                                                 : "sasl.oauthbearer.expected.issuer");
-        return -1;
+        return LS_EINVAL;
     }
     if (want_jwt) {
         if (!cfg->oauth_jwks_url && bearer_user) {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "%s: needs sasl.oauthbearer.jwks.endpoint.url (the keys bearer tokens are "
                      "checked against)",
                      bearer_user);
-            return -1;
+            return LS_EINVAL;
         }
         ls_oauth_opts_t oo = {
             .jwks_url = cfg->oauth_jwks_url,
@@ -870,33 +874,35 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         };
         b->oauth = ls_oauth_open(&oo, why, sizeof why);
         if (!b->oauth) {
-            snprintf(err, (size_t)errlen, "%s", why);
-            return -1;
+            snprintf(err, errlen, "%s", why);
+            return LS_EINVAL;
         }
     }
     b->meta = ls_meta_open(cfg->metadata_url, err, errlen);
-    if (!b->meta) return -1;
+    if (!b->meta) return LS_EIO;
     ls_objstore_opts_t oo;
     ls_objstore_opts_from_config(&oo, cfg);
     b->os = ls_objstore_open_opts(cfg->object_store_url, &oo, err, errlen);
-    if (!b->os) return -1;
-    if (load_cluster_id(b, err, errlen) != 0) return -1;
+    if (!b->os) return LS_EIO;
+    ls_status st = load_cluster_id(b, err, errlen);
+    if (st != LS_OK) return st;
     ls_catalog_confs_install(&b->cfg->catalogs); /* before anything reads it */
-    if (load_table_defaults(b, err, errlen) != 0) return -1;
+    st = load_table_defaults(b, err, errlen);
+    if (st != LS_OK) return st;
     b->catalog = ls_catalog_open(b->meta, err, errlen);
-    if (!b->catalog) return -1;
+    if (!b->catalog) return LS_EIO;
     ls_catalog_set_limits(b->catalog, cfg->max_partitions_per_topic, cfg->max_partitions);
     if (cfg->authorizer_class_name) { /* authorizer.class.name (checked by the config) */
         b->authz = ls_authz_open(b->meta, cfg->super_users, cfg->allow_everyone_if_no_acl_found,
                                  err, errlen);
-        if (!b->authz) return -1;
+        if (!b->authz) return LS_EIO;
     }
     b->quotas = ls_quotas_open(b->meta, err, errlen);
-    if (!b->quotas) return -1;
-    b->group_configs = ls_group_configs_open(b->meta, err, (size_t)errlen);
-    if (!b->group_configs) return -1;
-    b->client_metrics = ls_telemetry_subs_open(b->meta, err, (size_t)errlen);
-    if (!b->client_metrics) return -1;
+    if (!b->quotas) return LS_EIO;
+    b->group_configs = ls_group_configs_open(b->meta, err, errlen);
+    if (!b->group_configs) return LS_EIO;
+    b->client_metrics = ls_telemetry_subs_open(b->meta, err, errlen);
+    if (!b->client_metrics) return LS_EIO;
     b->telemetry = ls_telemetry_open(b->client_metrics);
     b->kquota = ls_kquota_new(b->quotas, cfg->quota_window_num, cfg->quota_window_size_seconds);
     ls_logstore_config_t lc = {
@@ -911,7 +917,7 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
         .broker_id = cfg->broker_id,
     };
     b->logs = ls_logstore_open(loop, b->meta, b->os, &lc, err, errlen);
-    if (!b->logs) return -1;
+    if (!b->logs) return LS_EIO;
     ls_logstore_set_entry_time_fn(b->logs, ls_kafka_batch_offset_for_time);
     ls_logstore_on_pressure_change(b->logs, on_pressure, b);
     /* table locations are URIs of the object store root: the store URL
@@ -980,23 +986,27 @@ int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
     b->shares =
         ls_share_store_new(b->meta, &spc, cfg->group_share_max_share_sessions, group_offload, b);
     ls_group_service_set_shares(b->groups, b->shares);
-    if (start_http(b, err, errlen) != 0 || start_registry(b, err, errlen) != 0) return -1;
+    st = start_http(b, err, errlen);
+    if (st == LS_OK) st = start_registry(b, err, errlen);
+    if (st != LS_OK) return st;
     services_init(b); /* before the transaction threads, which read it */
-    if (start_txn(b, err, errlen) != 0) return -1;
+    st = start_txn(b, err, errlen);
+    if (st != LS_OK) return st;
     b->ksvc.txns = ls_txn_coord_store(b->txn);
-    if (start_kafka(b, err, errlen) != 0) return open_failed(b);
+    st = start_kafka(b, err, errlen);
+    if (st != LS_OK) return open_failed(b, st);
     uv_async_init(loop, &b->members_changed, on_members_changed_loop);
     b->members_changed.data = b;
     ls_member_t self;
     self_member(b, &self);
     b->members = ls_membership_start(b->meta, &self, cfg->broker_session_timeout_ms,
                                      on_members_changed, b, err, errlen);
-    if (!b->members) return open_failed(b);
+    if (!b->members) return open_failed(b, LS_EIO);
     LS_INFO("broker",
             "lakestream broker %d of cluster %s serving Kafka on %s:%d (objects: %s, metadata: %s)",
             b->node_id, b->cluster_id, cfg->listen_host, cfg->listen_port, cfg->object_store_url,
             cfg->metadata_url);
-    return 0;
+    return LS_OK;
 }
 
 void ls_broker_reload_tls(ls_broker_t *b)
@@ -1004,7 +1014,7 @@ void ls_broker_reload_tls(ls_broker_t *b)
     for (int i = 0; i < b->nkafka; i++) {
         char err[512];
         const char *name = ls_kafka_listener_name(b->kafka[i]);
-        if (ls_kafka_listener_reload_tls(b->kafka[i], err, sizeof err) != 0)
+        if (ls_kafka_listener_reload_tls(b->kafka[i], err, sizeof err) != LS_OK)
             LS_WARN("broker", "listener %s keeps its current certificate: %s", name, err);
         else if (ls_secproto_tls(ls_kafka_listener_protocol(b->kafka[i])))
             LS_INFO("broker", "listener %s: certificate and key reloaded", name);
@@ -1016,7 +1026,7 @@ void ls_broker_reload_tls(ls_broker_t *b)
         if (!https[i] || (!h->keystore_location && !h->keystore_certificate_chain)) continue;
         char err[512];
         ls_http_security_t sec;
-        if (http_security(b, i, &sec, err, (int)sizeof err) != 0 ||
+        if (http_security(b, i, &sec, err, sizeof err) != LS_OK ||
             ls_http_server_reload_tls(https[i], sec.cert_pem, sec.key_pem, sec.truststore_pem, err,
                                       sizeof err) != 0)
             LS_WARN("broker", "%s keeps its current certificate: %s", name, err);

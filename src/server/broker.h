@@ -64,8 +64,11 @@ typedef struct ls_broker {
     ls_kafka_services_t ksvc; /* what the Kafka listener is handed */
 } ls_broker_t;
 
-/* Opens stores and components; returns non-zero with err filled on failure. */
-int ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err, int errlen);
+/* Opens stores and components: LS_OK; or, with err filled, LS_EINVAL for a
+ * setting that cannot work, LS_EIO for a store, listener or component that
+ * could not be opened, or the metadata store's status. */
+ls_status ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char *err,
+                         size_t errlen);
 /* Graceful stop; calls done on the loop when everything is flushed and closed. */
 void ls_broker_stop(ls_broker_t *b, void (*done)(void *arg), void *arg);
 void ls_broker_free(ls_broker_t *b);

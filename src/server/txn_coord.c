@@ -306,7 +306,7 @@ static void *coord_main(void *arg)
 
 /* ---- public ---- */
 
-ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, int errlen)
+ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, size_t errlen)
 {
     ls_txn_coord_t *c = LS_NEW(ls_txn_coord_t);
     c->o = *o;
@@ -328,8 +328,7 @@ ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, int 
             ls_thread_start(&c->threads[i], i == 0 ? "ls-txn" : "ls-txn-finish", coord_main, f);
         if (rc != 0) {
             ls_free(f);
-            snprintf(err, (size_t)errlen, "starting the transaction coordinator threads: %s",
-                     strerror(rc));
+            snprintf(err, errlen, "starting the transaction coordinator threads: %s", strerror(rc));
             ls_txn_coord_free(c);
             return NULL;
         }

@@ -69,7 +69,7 @@ typedef struct ls_txn_coord_opts {
     void *arg;
 } ls_txn_coord_opts_t;
 
-ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, int errlen);
+ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, size_t errlen);
 ls_txn_store_t *ls_txn_coord_store(ls_txn_coord_t *c);
 void ls_txn_coord_finish(ls_txn_coord_t *c, const char *tid);
 void ls_txn_coord_kick(ls_txn_coord_t *c);

@@ -545,29 +545,31 @@ static void ident_of(ls_buf_t *b, int type, const ls_pqr_triple_t *t, int max_de
 }
 
 /* The rows of the file in raw whose key drop() accepts: flags (one per
- * row, ls_malloc'd; *nrows_out of them) and their count; -1 with err when the file cannot be
- * read or lacks a key column. The key is the one column's bytes (ident
- * false: a BYTE_ARRAY column, null keys never dropped), or the identity of
- * the columns' values (ident true). */
-static int64_t rows_to_drop(const uint8_t *data, size_t len, const char *path,
-                            const char *const *columns, size_t ncols, bool ident,
-                            ls_file_drop_fn drop, void *arg, uint8_t **flags, int64_t *nrows_out,
-                            char *err, size_t errlen)
+ * row, ls_malloc'd; *nrows_out of them) and their count in *hits; otherwise
+ * (*hits 0, no flags) the reader's status, or LS_ECORRUPT, with err when the
+ * file cannot be read or lacks a key column. The key is the one column's
+ * bytes (ident false: a BYTE_ARRAY column, null keys never dropped), or the
+ * identity of the columns' values (ident true). */
+static ls_status rows_to_drop(const uint8_t *data, size_t len, const char *path,
+                              const char *const *columns, size_t ncols, bool ident,
+                              ls_file_drop_fn drop, void *arg, uint8_t **flags, int64_t *nrows_out,
+                              int64_t *hits_out, char *err, size_t errlen)
 {
     ls_status st;
     char why[256] = "";
     *flags = NULL;
+    *hits_out = 0;
     ls_pqr_t *r = ls_pqr_open(data, len, &st, why, sizeof why);
     int cols[16];
     for (size_t k = 0; k < ncols && r; k++)
         if ((cols[k] = ls_pqr_column_index(r, columns[k])) < 0 || k >= 16) {
             snprintf(err, errlen, "%s: no key column %s", path, columns[k]);
             ls_pqr_free(r);
-            return -1;
+            return LS_ECORRUPT;
         }
     if (!r) {
         snprintf(err, errlen, "%s: %s", path, why);
-        return -1;
+        return st;
     }
     int64_t nrows = ls_pqr_num_rows(r), row = 0, hits = 0;
     *flags = ls_calloc(nrows ? (size_t)nrows : 1, 1);
@@ -575,21 +577,23 @@ static int64_t rows_to_drop(const uint8_t *data, size_t len, const char *path,
     ls_pqr_flat_t fl[16];
     ls_buf_t id;
     ls_buf_init(&id);
-    for (int g = 0; g < ls_pqr_num_row_groups(r) && hits >= 0; g++) {
+    st = LS_OK;
+    for (int g = 0; g < ls_pqr_num_row_groups(r) && st == LS_OK; g++) {
         size_t got = 0;
-        for (; got < ncols; got++)
-            if (ls_pqr_read_flat(r, g, cols[got], &fl[got], why, sizeof why) != LS_OK) {
+        for (; got < ncols; got++) {
+            st = ls_pqr_read_flat(r, g, cols[got], &fl[got], why, sizeof why);
+            if (st != LS_OK) {
                 snprintf(err, errlen, "%s: reading %s: %s", path, columns[got], why);
-                hits = -1;
                 break;
             }
-        for (size_t k = 1; k < got && hits >= 0; k++)
+        }
+        for (size_t k = 1; k < got && st == LS_OK; k++)
             if (fl[k].n != fl[0].n) {
                 snprintf(err, errlen, "%s: row group %d: key columns %s and %s disagree on rows",
                          path, g, columns[0], columns[k]);
-                hits = -1;
+                st = LS_ECORRUPT;
             }
-        for (int64_t i = 0; hits >= 0 && i < fl[0].n && row < nrows; i++, row++) {
+        for (int64_t i = 0; st == LS_OK && i < fl[0].n && row < nrows; i++, row++) {
             bool match;
             if (!ident) {
                 match =
@@ -610,11 +614,13 @@ static int64_t rows_to_drop(const uint8_t *data, size_t len, const char *path,
     }
     ls_buf_free(&id);
     ls_pqr_free(r);
-    if (hits < 0) {
+    if (st != LS_OK) {
         ls_free(*flags);
         *flags = NULL;
+        return st;
     }
-    return hits;
+    *hits_out = hits;
+    return LS_OK;
 }
 
 /* A live data file as far as its key columns go (copy-on-write scans read
@@ -780,10 +786,10 @@ static ls_status drop_rows(ls_ice_table_t *t, const ls_file_rewrite_opts_t *o,
         out->bytes_read += whole ? raw.len : im.bytes_read;
         uint8_t *flags;
         int64_t nrows = 0;
-        int64_t hits = rows_to_drop(whole ? raw.data : im.data, whole ? raw.len : im.len, path,
-                                    columns, ncols, ident, drop, arg, &flags, &nrows, err, errlen);
+        int64_t hits = 0;
+        st = rows_to_drop(whole ? raw.data : im.data, whole ? raw.len : im.len, path, columns,
+                          ncols, ident, drop, arg, &flags, &nrows, &hits, err, errlen);
         key_image_free(&im);
-        if (hits < 0) st = LS_ECORRUPT;
         if (hits > 0 && pd) { /* rows deletes already took are not hits */
             uint8_t *gone = ls_calloc(nrows ? (size_t)nrows : 1, 1);
             ls_posdel_mark(pd, path, gone, nrows);

@@ -275,13 +275,14 @@ static col_t *union_from_avro(const ls_avro_node_t *u, const char *name, int id,
                               int *next_id, const char *path, char *err, size_t errlen);
 
 /* The fields of record t as c's kids: a struct's field ids come first, then
- * their children's (as Iceberg numbers a new schema). */
-static int struct_from_avro(col_t *c, const ls_avro_node_t *t, int *next_id, const char *path,
-                            char *err, size_t errlen)
+ * their children's (as Iceberg numbers a new schema). LS_EINVAL with err
+ * naming the path of a field that is not mapped. */
+static ls_status struct_from_avro(col_t *c, const ls_avro_node_t *t, int *next_id, const char *path,
+                                  char *err, size_t errlen)
 {
     if (!t->nfields) {
         put_err(err, errlen, path, "a record without fields has no column");
-        return -1;
+        return LS_EINVAL;
     }
     int ids = *next_id;
     *next_id += (int)t->nfields;
@@ -291,13 +292,13 @@ static int struct_from_avro(col_t *c, const ls_avro_node_t *t, int *next_id, con
         snprintf(sub, sizeof sub, "%s/%s", path, f->name);
         if (!strncmp(f->name, META_PREFIX, strlen(META_PREFIX))) {
             put_err(err, errlen, sub, "field names starting with _kafka_ are the table's own");
-            return -1;
+            return LS_EINVAL;
         }
         col_t *k = from_avro(f->type, f->name, ids + (int)i, false, next_id, sub, err, errlen);
-        if (!k) return -1;
+        if (!k) return LS_EINVAL;
         col_add(c, k);
     }
-    return 0;
+    return LS_OK;
 }
 
 /* The column of union u of several non-null types: a struct of the tag and
@@ -347,7 +348,7 @@ static col_t *from_avro(const ls_avro_node_t *type, const char *name, int id, bo
     switch (t->kind) {
     case LS_AVRO_RECORD:
         c = col_new(C_STRUCT, id, name, required);
-        if (struct_from_avro(c, t, next_id, path, err, errlen) != 0) goto fail;
+        if (struct_from_avro(c, t, next_id, path, err, errlen) != LS_OK) goto fail;
         return c;
     case LS_AVRO_ARRAY:
     case LS_AVRO_MAP: {
@@ -693,19 +694,20 @@ static col_t *key_from_avro(const ls_avro_node_t *key, int *next_id, char *err, 
 /* Makes key (the key column of a new table) that of a primary key of the
  * fields names[0..n): the column and the fields required, each a
  * top-level field of a record key, of a primitive type other than float and
- * double (Iceberg's identifier fields). -1 with err naming the field. */
-static int set_primary_key(col_t *key, const char *const *names, size_t n, char *err, size_t errlen)
+ * double (Iceberg's identifier fields). LS_EINVAL with err naming the field. */
+static ls_status set_primary_key(col_t *key, const char *const *names, size_t n, char *err,
+                                 size_t errlen)
 {
     char sub[300];
     if (!key || key->type != C_STRUCT) {
         put_err(err, errlen, KEY_PATH,
                 key ? "a primary key names fields of a record key; this key is not a record"
                     : "a primary key needs a keyed record to create the table");
-        return -1;
+        return LS_EINVAL;
     }
     if (n > LS_TYPED_MAX_PK) {
         put_err(err, errlen, KEY_PATH, "too many primary key fields");
-        return -1;
+        return LS_EINVAL;
     }
     key->required = true;
     key->pk = -1;
@@ -723,11 +725,11 @@ static int set_primary_key(col_t *key, const char *const *names, size_t n, char 
                               : NULL;
         if (why) {
             put_err(err, errlen, sub, why);
-            return -1;
+            return LS_EINVAL;
         }
         f->pk = (int)i + 1;
     }
-    return 0;
+    return LS_OK;
 }
 
 ls_typed_shape_t *ls_typed_shape_new_kv(const ls_avro_node_t *value, const ls_avro_node_t *key,
@@ -746,9 +748,9 @@ ls_typed_shape_t *ls_typed_shape_new_pk(const ls_avro_node_t *value, const ls_av
     }
     col_t *r = col_new(C_STRUCT, 0, "", true), *k = NULL;
     int next = LS_TYPED_FIRST_VALUE_ID;
-    if ((value && struct_from_avro(r, value, &next, "", err, errlen) != 0) ||
+    if ((value && struct_from_avro(r, value, &next, "", err, errlen) != LS_OK) ||
         (key && !(k = key_from_avro(key, &next, err, errlen))) ||
-        (npk && set_primary_key(k, pk, npk, err, errlen) != 0)) {
+        (npk && set_primary_key(k, pk, npk, err, errlen) != LS_OK)) {
         col_free(r);
         col_free(k);
         return NULL;

@@ -171,11 +171,11 @@ ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *v
 /* Partition sources (issue 14): the column at path — a value field by its
  * column name, a nested one by a dotted path through structs
  * ("customer.country"), a key field as LS_TYPED_KEY_COLUMN[.path] — as its
- * field id and Iceberg type ("string", "decimal(9, 2)", ...). -1 with why
- * when there is none, it is not primitive, or it is inside a list or map
- * (the spec allows neither as a partition source). */
-int ls_typed_column_find(const ls_typed_shape_t *s, const char *path, int *id, char *type,
-                         size_t typelen, char *why, size_t whylen);
+ * field id and Iceberg type ("string", "decimal(9, 2)", ...). LS_EINVAL
+ * with why when there is none, it is not primitive, or it is inside a list
+ * or map (the spec allows neither as a partition source). */
+ls_status ls_typed_column_find(const ls_typed_shape_t *s, const char *path, int *id, char *type,
+                               size_t typelen, char *why, size_t whylen);
 /* The values of the columns ids[0..n) in a row's value and key datums
  * (either NULL), decoded by their readers: LS_OK with out[i] (null when the
  * column is null or the datum lacks it; bytes borrowed from the datums and

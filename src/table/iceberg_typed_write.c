@@ -330,15 +330,15 @@ ls_status ls_typed_write(const ls_typed_reader_t *rd, ls_pq_writer_t *w, const l
     return ls_typed_write_kv(rd->shape, &v, NULL, w, r, err, errlen);
 }
 
-/* Decodes d without writing: false with err saying where it stopped. */
-static bool dry_run(const ls_typed_datum_t *d, const char *what, char *err, size_t errlen)
+/* Decodes d without writing: LS_ECORRUPT with err saying where it stopped. */
+static ls_status dry_run(const ls_typed_datum_t *d, const char *what, char *err, size_t errlen)
 {
     rd_t dry = {{d->datum, d->datum + d->len, NULL}, NULL, NULL, NULL, 0, NULL};
     bool ok = d->rd->key ? shred_value(&dry, d->rd->root, 0) : shred(&dry, d->rd->root, 0);
-    if (ok && dry.in.p == dry.in.end) return true;
+    if (ok && dry.in.p == dry.in.end) return LS_OK;
     snprintf(err, errlen, "Avro %s datum does not match its schema: %s at byte %zu of %zu", what,
              dry.in.why ? dry.in.why : "bytes left over", (size_t)(dry.in.p - d->datum), d->len);
-    return false;
+    return LS_ECORRUPT;
 }
 
 ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *value,
@@ -355,9 +355,9 @@ ls_status ls_typed_write_kv(const ls_typed_shape_t *s, const ls_typed_datum_t *v
                  LS_TYPED_KEY_COLUMN);
         return LS_ECORRUPT;
     }
-    if ((value && !dry_run(value, "value", err, errlen)) ||
-        (key && !dry_run(key, "key", err, errlen)))
-        return LS_ECORRUPT;
+    ls_status st = value ? dry_run(value, "value", err, errlen) : LS_OK;
+    if (st == LS_OK && key) st = dry_run(key, "key", err, errlen);
+    if (st != LS_OK) return st;
     ls_pq_put_i32(w, M_PARTITION, 0, r->partition);
     ls_pq_put_i64(w, M_OFFSET, 0, r->offset);
     ls_pq_put_i64(w, M_TIMESTAMP, 0, r->timestamp_ms * 1000);
@@ -416,8 +416,8 @@ ls_status ls_typed_key_identity(const ls_typed_reader_t *krd, const uint8_t *dat
 
 /* ------------------------------------------------- partition source values */
 
-int ls_typed_column_find(const ls_typed_shape_t *s, const char *path, int *id, char *type,
-                         size_t typelen, char *why, size_t whylen)
+ls_status ls_typed_column_find(const ls_typed_shape_t *s, const char *path, int *id, char *type,
+                               size_t typelen, char *why, size_t whylen)
 {
     const col_t *c = s->root;
     const char *p = path;
@@ -425,14 +425,14 @@ int ls_typed_column_find(const ls_typed_shape_t *s, const char *path, int *id, c
     if (!strncmp(path, LS_TYPED_KEY_COLUMN, kl) && (!path[kl] || path[kl] == '.')) {
         if (!s->key) {
             snprintf(why, whylen, "%s: the table has no typed key column (key.format)", path);
-            return -1;
+            return LS_EINVAL;
         }
         c = s->key;
         p = path[kl] ? path + kl + 1 : path + kl;
     } else if (s->raw_value) {
         snprintf(why, whylen, "%s: the table's value is raw (value.format), it has no value fields",
                  path);
-        return -1;
+        return LS_EINVAL;
     }
     while (*p) {
         const char *dot = strchr(p, '.');
@@ -445,14 +445,14 @@ int ls_typed_column_find(const ls_typed_shape_t *s, const char *path, int *id, c
                      c->type == C_LIST  ? "list"
                      : c->type == C_MAP ? "map"
                                         : "primitive");
-            return -1;
+            return LS_EINVAL;
         }
         const col_t *hit = NULL;
         for (size_t k = 0; k < c->nkids && !hit; k++)
             if (strlen(c->kids[k]->name) == n && !strncmp(c->kids[k]->name, p, n)) hit = c->kids[k];
         if (!hit) {
             snprintf(why, whylen, "%s: no field %.*s in the table's schema", path, (int)n, p);
-            return -1;
+            return LS_EINVAL;
         }
         c = hit;
         p = dot ? dot + 1 : p + n;
@@ -462,11 +462,11 @@ int ls_typed_column_find(const ls_typed_shape_t *s, const char *path, int *id, c
                  c->type == C_STRUCT ? "struct"
                  : c->type == C_LIST ? "list"
                                      : "map");
-        return -1;
+        return LS_EINVAL;
     }
     *id = c->id;
     ls_typed_type_str(c, type, typelen);
-    return 0;
+    return LS_OK;
 }
 
 ls_status ls_typed_values(const ls_typed_datum_t *value, const ls_typed_datum_t *key,

@@ -131,14 +131,15 @@ static void fail(ls_pq_writer_t *w, const char *fmt, ...)
 
 /* ---- schema ---------------------------------------------------------- */
 
-/* Walks the subtree at fields[i] (pre-order), computing levels and leaves.
- * Returns the index after the subtree, or -1 when the list is malformed. */
-static long walk(ls_pq_writer_t *w, size_t i, int def, int rep, const char *prefix, char *err,
-                 size_t errlen)
+/* Walks the subtree at fields[i] (pre-order), computing levels and leaves:
+ * LS_OK with the index after the subtree in *next_out, or LS_EINVAL (err)
+ * when the list is malformed. */
+static ls_status walk(ls_pq_writer_t *w, size_t i, int def, int rep, const char *prefix,
+                      size_t *next_out, char *err, size_t errlen)
 {
     if (i >= w->nfields) {
         snprintf(err, errlen, "schema: group children run past the field list");
-        return -1;
+        return LS_EINVAL;
     }
     ls_pq_field_t *f = &w->fields[i];
     if (i > 0) {
@@ -149,24 +150,26 @@ static long walk(ls_pq_writer_t *w, size_t i, int def, int rep, const char *pref
     w->max_rep_of[i] = rep;
     char *path = i == 0 ? ls_strdup("")
                         : (prefix[0] ? ls_asprintf("%s.%s", prefix, f->name) : ls_strdup(f->name));
-    long next = (long)i + 1;
+    size_t next = i + 1;
     if (f->type == LS_PQ_GROUP) {
         if (f->nchildren <= 0) {
             snprintf(err, errlen, "schema: group %s has no children", f->name);
             ls_free(path);
-            return -1;
+            return LS_EINVAL;
         }
-        for (int c = 0; c < f->nchildren && next >= 0; c++)
-            next = walk(w, (size_t)next, def, rep, path, err, errlen);
+        ls_status st = LS_OK;
+        for (int c = 0; c < f->nchildren && st == LS_OK; c++)
+            st = walk(w, next, def, rep, path, &next, err, errlen);
         ls_free(path);
-        return next;
+        *next_out = next;
+        return st;
     }
     if (f->type != LS_PQ_BOOLEAN && f->type != LS_PQ_INT32 && f->type != LS_PQ_INT64 &&
         f->type != LS_PQ_FLOAT && f->type != LS_PQ_DOUBLE && f->type != LS_PQ_BYTE_ARRAY &&
         f->type != LS_PQ_FIXED_LEN_BYTE_ARRAY) {
         snprintf(err, errlen, "schema: column %s has an unsupported type", path);
         ls_free(path);
-        return -1;
+        return LS_EINVAL;
     }
     const char *bad = NULL;
     if (f->type == LS_PQ_FIXED_LEN_BYTE_ARRAY && f->type_length <= 0)
@@ -183,7 +186,7 @@ static long walk(ls_pq_writer_t *w, size_t i, int def, int rep, const char *pref
     if (bad) {
         snprintf(err, errlen, "schema: column %s: %s", path, bad);
         ls_free(path);
-        return -1;
+        return LS_EINVAL;
     }
     w->cols = ls_realloc(w->cols, (w->ncols + 1) * sizeof *w->cols);
     pq_col_t *c = &w->cols[w->ncols++];
@@ -209,7 +212,8 @@ static long walk(ls_pq_writer_t *w, size_t i, int def, int rep, const char *pref
     c->file.logical = f->logical;
     c->file.max_def = def;
     c->file.max_rep = rep;
-    return next;
+    *next_out = next;
+    return LS_OK;
 }
 
 static int dict_allowed(const ls_pq_writer_t *w, const pq_col_t *c)
@@ -248,7 +252,8 @@ ls_pq_writer_t *ls_pq_writer_new(const ls_pq_field_t *fields, size_t nfields,
         }
     }
     w->fields[0].nchildren = top;
-    if (nfields == 0 || walk(w, 0, 0, 0, "", err, errlen) != (long)w->nfields) {
+    size_t end = 0;
+    if (nfields == 0 || walk(w, 0, 0, 0, "", &end, err, errlen) != LS_OK || end != w->nfields) {
         if (nfields == 0)
             snprintf(err, errlen, "schema: no fields");
         else if (!err[0])

@@ -34,17 +34,19 @@ TEST(short_and_full_keys_expand_alike)
     ls_admin_policy_edit_t e;
     memset(&e, 0, sizeof e);
     char err[512];
-    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "compression", "snappy", false, err, sizeof err), 0);
-    CHECK_EQ_INT(ls_admin_policy_edit_unset(&e, "lakestream.table.partition", err, sizeof err), 0);
+    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "compression", "snappy", false, err, sizeof err),
+                 LS_OK);
+    CHECK_EQ_INT(ls_admin_policy_edit_unset(&e, "lakestream.table.partition", err, sizeof err),
+                 LS_OK);
     CHECK(e.nset == 1 && strcmp(e.set_k[0], "lakestream.table.compression") == 0 &&
           strcmp(e.set_v[0], "snappy") == 0);
     CHECK(e.nunset == 1 && strcmp(e.unset_k[0], "lakestream.table.partition") == 0);
     /* the same key twice, in either form, is refused naming it */
     CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "lakestream.table.compression", "gzip", false, err,
                                           sizeof err),
-                 -1);
+                 LS_EINVAL);
     CHECK(strstr(err, "lakestream.table.compression") && strstr(err, "twice"));
-    CHECK_EQ_INT(ls_admin_policy_edit_unset(&e, "partition", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_admin_policy_edit_unset(&e, "partition", err, sizeof err), LS_EINVAL);
     ls_admin_policy_edit_free(&e);
 }
 
@@ -53,15 +55,18 @@ TEST(bad_values_and_keys_are_refused_naming_the_key)
     ls_admin_policy_edit_t e;
     memset(&e, 0, sizeof e);
     char err[512];
-    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "compression", "lzma", false, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "compression", "lzma", false, err, sizeof err),
+                 LS_EINVAL);
     CHECK(strstr(err, "lakestream.table.compression") && strstr(err, "zstd"));
-    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "no.such", "1", false, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "no.such", "1", false, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "lakestream.table.no.such") != NULL);
-    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "enabled.since", "1", false, err, sizeof err), -1);
-    CHECK_EQ_INT(ls_admin_policy_edit_unset(&e, "retention.ms", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "enabled.since", "1", false, err, sizeof err),
+                 LS_EINVAL);
+    CHECK_EQ_INT(ls_admin_policy_edit_unset(&e, "retention.ms", err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "not a table policy key") != NULL);
     /* a primary key names one topic's key fields: not a namespace default */
-    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "primary.key", "id", true, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "primary.key", "id", true, err, sizeof err),
+                 LS_EINVAL);
     CHECK(strstr(err, "lakestream.table.primary.key") != NULL);
     CHECK(e.nset == 0 && e.nunset == 0);
     ls_admin_policy_edit_free(&e);
@@ -81,18 +86,18 @@ TEST(namespace_defaults_set_unset_and_create)
     ls_admin_policy_edit_free(&e);
 
     memset(&e, 0, sizeof e);
-    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "compression", "gzip", true, err, sizeof err), 0);
+    CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "compression", "gzip", true, err, sizeof err), LS_OK);
     CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "commit.interval.ms", "5000", true, err, sizeof err),
-                 0);
+                 LS_OK);
     CHECK_EQ_INT(ls_admin_ns_policy_update(C, "analytics", &e, false, err, sizeof err), LS_OK);
     ls_admin_policy_edit_free(&e);
     CHECK(ns_prop("analytics", "lakestream.table.compression", buf, sizeof buf) &&
           strcmp(buf, "gzip") == 0);
 
     memset(&e, 0, sizeof e);
-    CHECK_EQ_INT(ls_admin_policy_edit_unset(&e, "compression", err, sizeof err), 0);
+    CHECK_EQ_INT(ls_admin_policy_edit_unset(&e, "compression", err, sizeof err), LS_OK);
     CHECK_EQ_INT(ls_admin_policy_edit_set(&e, "commit.interval.ms", "7000", true, err, sizeof err),
-                 0);
+                 LS_OK);
     CHECK_EQ_INT(ls_admin_ns_policy_update(C, "analytics", &e, false, err, sizeof err), LS_OK);
     ls_admin_policy_edit_free(&e);
     CHECK(ns_prop("analytics", "lakestream.table.compression", buf, sizeof buf) == NULL);

@@ -1205,27 +1205,33 @@ TEST(partition_source_columns_and_values)
     ls_typed_shape_t *s = ls_typed_shape_new(ls_avro_root(a), err, sizeof err);
     CHECK(s != NULL);
     int id_id, note_id, e_id, ok_id, x_id, id;
-    CHECK_EQ_INT(ls_typed_column_find(s, "id", &id_id, type, sizeof type, err, sizeof err), 0);
+    CHECK_EQ_INT(ls_typed_column_find(s, "id", &id_id, type, sizeof type, err, sizeof err), LS_OK);
     CHECK(id_id == 10 && !strcmp(type, "long"));
-    CHECK_EQ_INT(ls_typed_column_find(s, "note", &note_id, type, sizeof type, err, sizeof err), 0);
+    CHECK_EQ_INT(ls_typed_column_find(s, "note", &note_id, type, sizeof type, err, sizeof err),
+                 LS_OK);
     CHECK(!strcmp(type, "string"));
-    CHECK_EQ_INT(ls_typed_column_find(s, "e", &e_id, type, sizeof type, err, sizeof err), 0);
-    CHECK_EQ_INT(ls_typed_column_find(s, "s.ok", &ok_id, type, sizeof type, err, sizeof err), 0);
+    CHECK_EQ_INT(ls_typed_column_find(s, "e", &e_id, type, sizeof type, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_typed_column_find(s, "s.ok", &ok_id, type, sizeof type, err, sizeof err),
+                 LS_OK);
     CHECK(!strcmp(type, "boolean"));
-    CHECK_EQ_INT(ls_typed_column_find(s, "s.x", &x_id, type, sizeof type, err, sizeof err), 0);
+    CHECK_EQ_INT(ls_typed_column_find(s, "s.x", &x_id, type, sizeof type, err, sizeof err), LS_OK);
     CHECK(!strcmp(type, "double"));
-    CHECK_EQ_INT(ls_typed_column_find(s, "tags", &id, type, sizeof type, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_typed_column_find(s, "tags", &id, type, sizeof type, err, sizeof err),
+                 LS_EINVAL);
     CHECK(strstr(err, "tags is a list, not a primitive column"));
     CHECK_EQ_INT(ls_typed_column_find(s, "tags.element", &id, type, sizeof type, err, sizeof err),
-                 -1);
+                 LS_EINVAL);
     CHECK(strstr(err, "inside a list"));
-    CHECK_EQ_INT(ls_typed_column_find(s, "s", &id, type, sizeof type, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_typed_column_find(s, "s", &id, type, sizeof type, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "s is a struct"));
-    CHECK_EQ_INT(ls_typed_column_find(s, "s.y", &id, type, sizeof type, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_typed_column_find(s, "s.y", &id, type, sizeof type, err, sizeof err),
+                 LS_EINVAL);
     CHECK(strstr(err, "s.y: no field y in the table's schema"));
-    CHECK_EQ_INT(ls_typed_column_find(s, "id.x", &id, type, sizeof type, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_typed_column_find(s, "id.x", &id, type, sizeof type, err, sizeof err),
+                 LS_EINVAL);
     CHECK_EQ_INT(
-        ls_typed_column_find(s, LS_TYPED_KEY_COLUMN, &id, type, sizeof type, err, sizeof err), -1);
+        ls_typed_column_find(s, LS_TYPED_KEY_COLUMN, &id, type, sizeof type, err, sizeof err),
+        LS_EINVAL);
     CHECK(strstr(err, "no typed key column"));
 
     ls_typed_reader_t *rd = NULL;
