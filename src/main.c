@@ -29,6 +29,7 @@
 #include "cli/cli.h"
 #include "server/broker.h"
 #include "server/check.h"
+#include "server/settings.h"
 
 #define LS_VERSION "0.1.0"
 
@@ -120,7 +121,7 @@ static int help(void)
 {
     usage(stdout);
     printf("\nconfiguration keys (file key=value, env LAKESTREAM_KEY_NAME, flag --key=value):\n");
-    ls_config_print_help();
+    ls_config_print_help(&ls_broker_settings);
     return 0;
 }
 
@@ -137,7 +138,7 @@ static int serve(int argc, char **argv)
 {
     char err[512];
     ls_config_t cfg;
-    ls_config_init(&cfg);
+    ls_config_init(&cfg, &ls_broker_settings);
     if (ls_config_load(&cfg, argc, argv, err, sizeof err) != 0) {
         fprintf(stderr, "lakestream: configuration error: %s\n", err);
         ls_config_free(&cfg);
@@ -230,9 +231,10 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "serve") == 0) return serve(argc - 2, argv + 2);
     if (strcmp(argv[1], "check") == 0) return ls_check_main(argc - 2, argv + 2);
     if (strcmp(argv[1], "groups") == 0) return ls_cli_groups(argc - 2, argv + 2);
-    if (strcmp(argv[1], "tables") == 0) return ls_cli_tables(argc - 2, argv + 2);
+    if (strcmp(argv[1], "tables") == 0)
+        return ls_cli_tables(argc - 2, argv + 2, &ls_broker_settings);
     if (strcmp(argv[1], "transactions") == 0) return ls_cli_transactions(argc - 2, argv + 2);
-    if (strcmp(argv[1], "users") == 0) return ls_cli_users(argc - 2, argv + 2);
+    if (strcmp(argv[1], "users") == 0) return ls_cli_users(argc - 2, argv + 2, &ls_broker_settings);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
         printf("lakestream %s\n", LS_VERSION);
         return 0;

@@ -1,6 +1,7 @@
 /* Broker configuration.
  *
- * Every key is declared once, in ls_config_keys[] below: name, type, the struct
+ * Every key is declared once, in a settings table (the broker's is
+ * server/settings.c, given to ls_config_init): name, type, the struct
  * field it fills, default (as text), bounds and help. Everything else is
  * derived from that row — defaults are applied by parsing the default text
  * with the same code as user input (so a default can never be invalid),
@@ -33,7 +34,7 @@
 #include "base/alloc.h"
 #include "base/buf.h"
 #include "base/check.h"
-#include "base/config_int.h"
+#include "base/config_schema.h"
 #include "base/diag.h"
 
 extern char **environ;
@@ -41,8 +42,6 @@ extern char **environ;
 #define CONFIG_FILE_MAX (1 << 20) /* a properties file larger than this is a mistake */
 #define ENV_PREFIX "LAKESTREAM_"
 #define ENV_CONFIG_FILE "LAKESTREAM_CONFIG"
-
-#define NKEYS ls_config_nkeys
 
 static bool refused_match(const char *pat, const char *key)
 {
@@ -112,16 +111,19 @@ static void fmt_size(int64_t v, char *out, size_t n)
     snprintf(out, n, "%" PRId64, v);
 }
 
-static const cfg_key_t *key_find(const char *name)
+static const cfg_key_t *key_find(const ls_config_schema_t *t, const char *name)
 {
-    for (size_t i = 0; i < NKEYS; i++)
-        if (strcmp(ls_config_keys[i].name, name) == 0 ||
-            (ls_config_keys[i].alias && strcmp(ls_config_keys[i].alias, name) == 0))
-            return &ls_config_keys[i];
+    for (size_t i = 0; i < t->nkeys; i++)
+        if (strcmp(t->keys[i].name, name) == 0 ||
+            (t->keys[i].alias && strcmp(t->keys[i].alias, name) == 0))
+            return &t->keys[i];
     return NULL;
 }
 
-bool ls_config_key_known(const char *name) { return key_find(name) != NULL; }
+bool ls_config_key_known(const ls_config_t *c, const char *name)
+{
+    return key_find(c->schema, name) != NULL;
+}
 
 /* Edit distance, for "did you mean" on a misspelt key. */
 static size_t edit_distance(const char *a, const char *b)
@@ -146,13 +148,13 @@ static size_t edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
-static void unknown_key(const char *name, char *err, int errlen)
+static void unknown_key(const ls_config_schema_t *t, const char *name, char *err, int errlen)
 {
     const char *best = NULL;
     size_t bestd = SIZE_MAX;
-    for (size_t i = 0; i < NKEYS; i++) {
-        size_t d = edit_distance(name, ls_config_keys[i].name);
-        if (d < bestd) bestd = d, best = ls_config_keys[i].name;
+    for (size_t i = 0; i < t->nkeys; i++) {
+        size_t d = edit_distance(name, t->keys[i].name);
+        if (d < bestd) bestd = d, best = t->keys[i].name;
     }
     size_t len = strlen(name);
     if (best && bestd <= (len / 4 > 2 ? len / 4 : 2))
@@ -472,12 +474,13 @@ static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const
 
 /* ---- public API ---------------------------------------------------------- */
 
-void ls_config_init(ls_config_t *c)
+void ls_config_init(ls_config_t *c, const ls_config_schema_t *schema)
 {
     memset(c, 0, sizeof *c);
+    c->schema = schema;
     char err[256];
-    for (size_t i = 0; i < NKEYS; i++) {
-        const cfg_key_t *k = &ls_config_keys[i];
+    for (size_t i = 0; i < schema->nkeys; i++) {
+        const cfg_key_t *k = &schema->keys[i];
         if (!k->def) continue;
         if (key_apply(c, k, k->name, k->def, err, sizeof err) != 0) {
             /* A default that fails its own parser is a bug in the table above. */
@@ -488,10 +491,11 @@ void ls_config_init(ls_config_t *c)
 
 void ls_config_free(ls_config_t *c)
 {
-    for (size_t i = 0; i < NKEYS; i++) {
-        cfg_type t = ls_config_keys[i].type;
+    const ls_config_schema_t *schema = c->schema;
+    for (size_t i = 0; schema && i < schema->nkeys; i++) {
+        cfg_type t = schema->keys[i].type;
         if (t == CT_STRING || t == CT_URL || t == CT_LISTENER || t == CT_LEVEL)
-            str_set(c, ls_config_keys[i].off, NULL); /* shared fields become NULL once */
+            str_set(c, schema->keys[i].off, NULL); /* shared fields become NULL once */
     }
     ls_catalog_confs_free(&c->catalogs);
     memset(c, 0, sizeof *c);
@@ -499,7 +503,7 @@ void ls_config_free(ls_config_t *c)
 
 int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err, int errlen)
 {
-    const cfg_key_t *k = key_find(key);
+    const cfg_key_t *k = key_find(c->schema, key);
     if (!k && ls_catalog_conf_key(key)) {
         char *v = trim_dup(value ? value : "");
         int rc = ls_catalog_conf_set(&c->catalogs, key, v, err, (size_t)errlen);
@@ -507,12 +511,12 @@ int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err,
         return rc;
     }
     if (!k) {
-        for (size_t i = 0; i < ls_config_nrefused; i++)
-            if (refused_match(ls_config_refused[i].name, key)) {
-                errf(err, errlen, "%s: %s", key, ls_config_refused[i].why);
+        for (size_t i = 0; i < c->schema->nrefused; i++)
+            if (refused_match(c->schema->refused[i].name, key)) {
+                errf(err, errlen, "%s: %s", key, c->schema->refused[i].why);
                 return -1;
             }
-        unknown_key(key, err, errlen);
+        unknown_key(c->schema, key, err, errlen);
         return -1;
     }
     char *v = trim_dup(value ? value : "");
@@ -600,7 +604,7 @@ static int apply_line(ls_config_t *c, const char *path, int lineno, const char *
         goto free_bufs;
     }
     char msg[512];
-    const cfg_key_t *k = key_find((char *)key.data);
+    const cfg_key_t *k = key_find(c->schema, (char *)key.data);
     if (((k && k->secret) || ls_catalog_conf_secret((char *)key.data)) && others_can_read) {
         errf(err, errlen,
              "%s:%d: %s is a secret, but other users can read this file: chmod 600 %s (or pass "
@@ -714,7 +718,7 @@ int ls_config_load_env(ls_config_t *c, char *err, int errlen)
             key[i] = ch == '_' ? '.' : (char)tolower((unsigned char)ch);
         }
         key[klen] = 0;
-        const cfg_key_t *k = key_find(key);
+        const cfg_key_t *k = key_find(c->schema, key);
         if (!k && !ls_catalog_conf_key(key)) {
             errf(err, errlen,
                  "%s: unknown variable (no config key '%s'; " ENV_CONFIG_FILE
@@ -764,7 +768,7 @@ int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int er
             errf(err, errlen, "--config: config files are read before flags (ls_config_load)");
             return -1;
         }
-        const cfg_key_t *k = key_find(key);
+        const cfg_key_t *k = key_find(c->schema, key);
         if (!k && ls_catalog_conf_key(key)) {
             if (ls_catalog_conf_secret(key)) {
                 errf(err, errlen,
@@ -785,7 +789,7 @@ int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int er
             continue;
         }
         if (!k) {
-            unknown_key(key, msg, sizeof msg);
+            unknown_key(c->schema, key, msg, sizeof msg);
             errf(err, errlen, "--%s", msg);
             return -1;
         }
@@ -1280,7 +1284,7 @@ static const char *type_name(const cfg_key_t *k)
     return "?";
 }
 
-void ls_config_print_help(void)
+void ls_config_print_help(const ls_config_schema_t *schema)
 {
     /* The output is itself a valid properties file holding every default. */
     printf("# Lakestream configuration. Sources, later overriding earlier:\n"
@@ -1290,8 +1294,8 @@ void ls_config_print_help(void)
            "#   3. flags: --key=value or --key value\n"
            "# Sizes take k/m/g/t or KiB/MiB/GiB/TiB suffixes (powers of 1024).\n",
            ENV_CONFIG_FILE, ENV_PREFIX, ENV_PREFIX);
-    for (size_t i = 0; i < NKEYS; i++) {
-        const cfg_key_t *k = &ls_config_keys[i];
+    for (size_t i = 0; i < schema->nkeys; i++) {
+        const cfg_key_t *k = &schema->keys[i];
         if (k->section) printf("\n# ---- %s ----\n", k->section);
         char range[96] = "";
         if (k->type == CT_INT || k->type == CT_PORT) {

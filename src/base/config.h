@@ -1,7 +1,9 @@
 /* Broker configuration: Kafka-style properties file, then LAKESTREAM_* env
  * variables, then command-line flags (later sources override earlier ones).
- * Every key is declared once in the table in config.c with its type, default,
- * bounds and help text; a bad value fails with a message naming the key.
+ * Every key is declared once in a settings table (base/config_schema.h; the
+ * broker's is server/settings.c) with its type, default, bounds and help
+ * text; this parser reads the table it is given. A bad value fails with a
+ * message naming the key.
  *
  * Env mapping: key "wal.flush.max.bytes" <-> LAKESTREAM_WAL_FLUSH_MAX_BYTES.
  * An unknown LAKESTREAM_* variable is an error (a typo must not be ignored),
@@ -53,7 +55,11 @@ static inline bool ls_secproto_tls(ls_secproto p)
     return p == LS_SECPROTO_SSL || p == LS_SECPROTO_SASL_SSL;
 }
 
+/* A settings table (base/config_schema.h). */
+typedef struct ls_config_schema ls_config_schema_t;
+
 typedef struct ls_config {
+    const ls_config_schema_t *schema; /* the table this config was made from */
     /* paths and stores */
     char *data_dir;          /* data.dir, default "./data" */
     char *object_store_url;  /* object.store.url, default "file://<data.dir>/objects" */
@@ -257,8 +263,9 @@ typedef struct ls_config {
     ls_catalog_confs_t catalogs;
 } ls_config_t;
 
-/* Fills defaults. */
-void ls_config_init(ls_config_t *c);
+/* Fills the defaults of schema's keys (the broker: &ls_broker_settings,
+ * server/settings.h); the other calls read the same table. */
+void ls_config_init(ls_config_t *c, const ls_config_schema_t *schema);
 void ls_config_free(ls_config_t *c);
 /* Sets one key from text. On error returns -1 and writes "key: reason" to err. */
 int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err, int errlen);
@@ -274,9 +281,9 @@ int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int er
 int ls_config_finish(ls_config_t *c, char *err, int errlen);
 /* Writes every key with its default, type, bounds, env name and help to
  * stdout (used by --help). The output is a valid properties file. */
-void ls_config_print_help(void);
-/* Whether name (or its alias) is a setting of ls_config_t. */
-bool ls_config_key_known(const char *name);
+void ls_config_print_help(const ls_config_schema_t *schema);
+/* Whether name (or its alias) is a setting of c's table. */
+bool ls_config_key_known(const ls_config_t *c, const char *name);
 /* The whole startup sequence on an initialized config: the properties file
  * named by "--config FILE" / "--config=FILE" in argv, else by the
  * LAKESTREAM_CONFIG variable (the one LAKESTREAM_* variable that is not a

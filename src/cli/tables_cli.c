@@ -133,7 +133,7 @@ static int cmd_alter(ls_cli_conn_t *c, const char *topic, bool set, int n, char 
 
 /* ------------------------------------------------------------ namespaces */
 
-static int cmd_namespace(int argc, char **argv)
+static int cmd_namespace(int argc, char **argv, const ls_config_schema_t *settings)
 {
     if (argc < 1) {
         usage(stderr);
@@ -146,7 +146,7 @@ static int cmd_namespace(int argc, char **argv)
     int nflags = 0;
     char err[768];
     ls_config_t cfg;
-    ls_config_init(&cfg);
+    ls_config_init(&cfg, settings);
     int rc = 1;
     ls_meta_t *meta = NULL;
     ls_catalog_t *cat = NULL;
@@ -213,13 +213,13 @@ out:
     return rc;
 }
 
-int ls_cli_tables(int argc, char **argv)
+int ls_cli_tables(int argc, char **argv, const ls_config_schema_t *settings)
 {
     const char *bootstrap, *cmd;
     int rc;
     int i = ls_cli_command(argc, argv, usage, &bootstrap, &cmd, &rc);
     if (i < 0) return rc;
-    if (strcmp(cmd, "namespace") == 0) return cmd_namespace(argc - i, argv + i);
+    if (strcmp(cmd, "namespace") == 0) return cmd_namespace(argc - i, argv + i, settings);
     bool show = strcmp(cmd, "show") == 0, set = strcmp(cmd, "set") == 0,
          unset = strcmp(cmd, "unset") == 0;
     if (!(show || set || unset) || i >= argc || (!show && i + 1 >= argc) ||

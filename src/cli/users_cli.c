@@ -177,7 +177,7 @@ static bool is_opt(const char *a, const char *name)
     return strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
 }
 
-int ls_cli_users(int argc, char **argv)
+int ls_cli_users(int argc, char **argv, const ls_config_schema_t *settings)
 {
     if (argc < 1 || strcmp(argv[0], "help") == 0 || strcmp(argv[0], "--help") == 0 ||
         strcmp(argv[0], "-h") == 0) {
@@ -253,7 +253,7 @@ int ls_cli_users(int argc, char **argv)
     }
     char err[768];
     ls_config_t cfg;
-    ls_config_init(&cfg);
+    ls_config_init(&cfg, settings);
     int rc = 1;
     ls_meta_t *meta = NULL;
     if (ls_config_load(&cfg, nflags, flags, err, sizeof err) != 0) {

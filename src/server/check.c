@@ -14,6 +14,7 @@
  * commit, so these are the floor its latency sits on (bench/README.md
  * compares produce latency on S3 with it). */
 #include "server/check.h"
+#include "server/settings.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -289,7 +290,7 @@ int ls_check_main(int argc, char **argv)
     check_t c = {0};
     if (latency_args(&c, &argc, argv) != 0) return 2;
     ls_config_t cfg;
-    ls_config_init(&cfg);
+    ls_config_init(&cfg, &ls_broker_settings);
     if (ls_config_load(&cfg, argc, argv, err, sizeof err) != 0) {
         fprintf(stderr, "lakestream: configuration error: %s\n", err);
         ls_config_free(&cfg);

@@ -99,7 +99,7 @@ int ls_bcfg_check(const ls_config_t *cfg, const char *name, const char *value, c
     int k = ls_bcfg_find(name);
     if (k < 0) {
         dynamic_list(list, sizeof list);
-        if (ls_config_key_known(name))
+        if (ls_config_key_known(cfg, name))
             snprintf(err, errlen,
                      "Broker config %s cannot be changed dynamically in Lakestream: "
                      "set it in the properties file, a LAKESTREAM_* variable or a flag and "

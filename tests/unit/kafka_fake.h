@@ -57,6 +57,7 @@
 #include "security/authz.h"
 #include "security/quotas.h"
 #include "stream/catalog.h"
+#include "server/settings.h"
 #include "telemetry/receiver.h"
 #include "telemetry/subscriptions.h"
 #include "txn/txn_store.h"
@@ -199,7 +200,7 @@ static inline int kf_open(kf_env_t *e)
     char err[256] = "";
     memset(e, 0, sizeof *e);
     uv_loop_init(&e->loop);
-    ls_config_init(&e->cfg);
+    ls_config_init(&e->cfg, &ls_broker_settings);
     /* a broker's config always names its object store (ls_config_finish) */
     if (ls_config_set(&e->cfg, "object.store.url", "mem://", err, sizeof err) != 0) {
         printf("# kf_open: %s\n", err);

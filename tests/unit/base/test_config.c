@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/config.h"
+#include "server/settings.h"
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/ls_test_config_XXXXXX";
@@ -28,7 +29,7 @@ static const char *set_err(const char *key, const char *value)
 {
     static char err[512];
     ls_config_t c;
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     err[0] = 0;
     int rc = ls_config_set(&c, key, value, err, sizeof err);
     ls_config_free(&c);
@@ -39,7 +40,7 @@ TEST(defaults)
 {
     ls_config_t c;
     char err[256];
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK(strcmp(c.data_dir, "./data") == 0);
     CHECK(c.object_store_url == NULL); /* derived in finish */
     CHECK(c.object_store_fsync);
@@ -81,7 +82,7 @@ static int64_t flush_min_interval(const char *url, const char *explicit_value)
 {
     ls_config_t c;
     char err[256];
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     int64_t v = -100; /* a failed set or finish */
     if (ls_config_set(&c, "object.store.url", url, err, sizeof err) == 0 &&
         (!explicit_value ||
@@ -110,7 +111,7 @@ TEST(absolute_data_dir_and_explicit_urls)
 {
     ls_config_t c;
     char err[256];
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "data.dir", "/var/lib/ls/", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_set(&c, "metadata.url", "etcd://10.0.0.1:2379", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), 0);
@@ -130,7 +131,7 @@ TEST(sizes)
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         ls_config_t c;
         char err[256];
-        ls_config_init(&c);
+        ls_config_init(&c, &ls_broker_settings);
         CHECK_EQ_INT(ls_config_set(&c, "wal.flush.max.bytes", ok[i].text, err, sizeof err), 0);
         CHECK_EQ_INT(c.wal_flush_max_bytes, ok[i].want);
         ls_config_free(&c);
@@ -150,7 +151,7 @@ TEST(integers_booleans_levels)
 {
     ls_config_t c;
     char err[256];
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "num.partitions", "12", err, sizeof err), 0);
     CHECK_EQ_INT(c.num_partitions, 12);
     CHECK_EQ_INT(ls_config_set(&c, "log.retention.ms", "-1", err, sizeof err), 0);
@@ -191,7 +192,7 @@ TEST(listeners)
 {
     ls_config_t c;
     char err[256];
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "listeners", "PLAINTEXT://0.0.0.0:19092", err, sizeof err), 0);
     CHECK(strcmp(c.listen_host, "0.0.0.0") == 0);
     CHECK_EQ_INT(c.listen_port, 19092);
@@ -221,7 +222,7 @@ TEST(listeners)
  * single-address fields. */
 static int finish_with(ls_config_t *c, const char *const *kv, char *err, int errlen)
 {
-    ls_config_init(c);
+    ls_config_init(c, &ls_broker_settings);
     for (; *kv; kv += 2)
         if (ls_config_set(c, kv[0], kv[1], err, errlen) != 0) return -1;
     return ls_config_finish(c, err, errlen);
@@ -291,7 +292,7 @@ TEST(advertised_address)
     ls_config_t c;
     char err[256];
     /* advertised.listeners, then the single-part keys override it */
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(
         ls_config_set(&c, "advertised.listeners", "PLAINTEXT://broker1:29092", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_set(&c, "advertised.port", "29093", err, sizeof err), 0);
@@ -301,7 +302,7 @@ TEST(advertised_address)
     ls_config_free(&c);
 
     /* host only: the port follows the listener */
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "listeners", "127.0.0.1:9999", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_set(&c, "advertised.host", "kafka.local", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), 0);
@@ -310,13 +311,13 @@ TEST(advertised_address)
     ls_config_free(&c);
 
     /* a wildcard listener never advertises the wildcard */
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "listeners", "0.0.0.0:9092", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), 0);
     CHECK(strcmp(c.advertised_host, "0.0.0.0") != 0 && c.advertised_host[0]);
     ls_config_free(&c);
 
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "advertised.host", "0.0.0.0", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
     CHECK(strstr(err, "advertised.host: '0.0.0.0'"));
@@ -340,7 +341,7 @@ TEST(file_parsing)
                                                    "auto.create.topics.enable=false");
     ls_config_t c;
     char err[256] = "";
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     int rc = ls_config_load_file(&c, path, err, sizeof err);
     if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
@@ -363,7 +364,7 @@ TEST(empty_file_is_all_defaults)
     const char *path = write_file("empty.properties", "");
     ls_config_t c;
     char err[256];
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), 0);
     CHECK_EQ_INT(c.listen_port, 9092);
     ls_config_free(&c);
@@ -377,7 +378,7 @@ TEST(file_errors_name_path_and_line)
                                                     "num.partitions=2\n"
                                                     "\n"
                                                     "wal.flush.max.bytes=abc\n");
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), -1);
     snprintf(want, sizeof want,
              "%s:4: wal.flush.max.bytes: 'abc' is not a size (expected bytes, e.g. 4194304 or "
@@ -388,20 +389,20 @@ TEST(file_errors_name_path_and_line)
 
     /* a continued line is reported at its first line */
     path = write_file("bad2.properties", "a=1\\\n  2\nlisteners=nope\\\n  still\n");
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), -1);
     snprintf(want, sizeof want, "%s:1: a: unknown key", path);
     CHECK(strncmp(err, want, strlen(want)) == 0);
     ls_config_free(&c);
 
     path = write_file("bad3.properties", "num.partitions=1\n\nlisteners=nope\\\n  still\n");
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), -1);
     snprintf(want, sizeof want, "%s:3: listeners: 'nopestill' is not a listener", path);
     CHECK(strncmp(err, want, strlen(want)) == 0);
     ls_config_free(&c);
 
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_load_file(&c, "/nonexistent/x.properties", err, sizeof err), -1);
     CHECK(strstr(err, "/nonexistent/x.properties: cannot open config file"));
     ls_config_free(&c);
@@ -411,7 +412,7 @@ TEST(env_overrides)
 {
     ls_config_t c;
     char err[512];
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     setenv("LAKESTREAM_WAL_FLUSH_MAX_BYTES", "2MiB", 1);
     setenv("LAKESTREAM_NODE_ID", "9", 1);
     setenv("LAKESTREAM_CONFIG", "/ignored/by/load_env", 1);
@@ -438,7 +439,7 @@ TEST(flags)
 {
     ls_config_t c;
     char err[512];
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     char *argv[] = {"--num.partitions=6",          "--data.dir", "/x y", "--object.store.fsync",
                     "--auto.create.topics.enable", "off"};
     CHECK_EQ_INT(ls_config_load_args(&c, 6, argv, err, sizeof err), 0);
@@ -474,7 +475,7 @@ TEST(precedence_file_env_flags)
     setenv("LAKESTREAM_WAL_FLUSH_MAX_BYTES", "2MiB", 1);
     setenv("LAKESTREAM_NUM_PARTITIONS", "5", 1);
     char *argv[] = {flag_cfg, "--wal.flush.max.bytes=3MiB"};
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     int rc = ls_config_load(&c, 2, argv, err, sizeof err);
     if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
@@ -487,7 +488,7 @@ TEST(precedence_file_env_flags)
     /* LAKESTREAM_CONFIG names the file when no --config is given */
     setenv("LAKESTREAM_CONFIG", path, 1);
     unsetenv("LAKESTREAM_NUM_PARTITIONS");
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_load(&c, 0, NULL, err, sizeof err), 0);
     CHECK_EQ_INT(c.num_partitions, 2);
     CHECK_EQ_INT(c.wal_flush_max_bytes, 2 << 20);
@@ -505,7 +506,7 @@ TEST(authorizer_settings)
     ls_config_t c;
     char err[512];
     for (size_t i = 0; i < 2; i++) {
-        ls_config_init(&c);
+        ls_config_init(&c, &ls_broker_settings);
         CHECK_EQ_INT(ls_config_set(&c, "authorizer.class.name", on[i], err, sizeof err), 0);
         CHECK_EQ_INT(ls_config_set(&c, "super.users", "User:a;User:b", err, sizeof err), 0);
         CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), 0);
@@ -513,18 +514,18 @@ TEST(authorizer_settings)
         CHECK(!c.allow_everyone_if_no_acl_found); /* Kafka's default */
         ls_config_free(&c);
     }
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "authorizer.class.name", "", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), 0);
     CHECK(c.authorizer_class_name == NULL);
     ls_config_free(&c);
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "authorizer.class.name", "com.example.Mine", err, sizeof err),
                  0);
     CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
     CHECK(strstr(err, "authorizer.class.name: 'com.example.Mine' is not supported"));
     ls_config_free(&c);
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK(ls_config_set(&c, "allow.everyone.if.no.acl.found", "maybe", err, sizeof err) != 0);
     CHECK(strstr(err, "allow.everyone.if.no.acl.found"));
     ls_config_free(&c);
@@ -534,7 +535,7 @@ TEST(cross_key_limits)
 {
     ls_config_t c;
     char err[512];
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "wal.buffer.max.bytes", "1MiB", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
     CHECK(strcmp(err, "wal.buffer.max.bytes: 1MiB is smaller than wal.flush.max.bytes (4MiB)") ==
@@ -624,7 +625,7 @@ TEST(help_output_is_a_config_file_of_defaults)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     CHECK(saved >= 0 && fd >= 0);
     dup2(fd, 1);
-    ls_config_print_help();
+    ls_config_print_help(&ls_broker_settings);
     fflush(stdout);
     dup2(saved, 1);
     close(fd);
@@ -643,8 +644,8 @@ TEST(help_output_is_a_config_file_of_defaults)
 
     ls_config_t a, b;
     char err[512] = "";
-    ls_config_init(&a);
-    ls_config_init(&b);
+    ls_config_init(&a, &ls_broker_settings);
+    ls_config_init(&b, &ls_broker_settings);
     int rc = ls_config_load_file(&a, path, err, sizeof err);
     if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
@@ -664,7 +665,7 @@ TEST(secrets_never_as_flags_nor_in_readable_files)
 {
     ls_config_t c;
     char err[512];
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     char *flag[] = {"--s3.secret.key=hunter2"};
     CHECK_EQ_INT(ls_config_load_args(&c, 1, flag, err, sizeof err), -1);
     CHECK(strstr(err, "--s3.secret.key: secrets are not accepted as command-line flags") == err);
@@ -695,7 +696,7 @@ TEST(secrets_never_as_flags_nor_in_readable_files)
 TEST(external_catalogs)
 {
     ls_config_t c;
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     char err[512] = "";
     const char *ok[][2] = {
         {"catalog.lake.type", "rest"},
@@ -737,12 +738,12 @@ TEST(external_catalogs)
     ls_config_free(&c);
 
     /* cross-field: type and uri are required, token and credential exclusive */
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "catalog.x.uri", "http://h", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
     CHECK(strstr(err, "catalog.x.type: missing"));
     ls_config_free(&c);
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "catalog.x.type", "rest", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
     CHECK(strstr(err, "catalog.x.uri: missing"));
@@ -754,7 +755,7 @@ TEST(external_catalogs)
     ls_config_free(&c);
 
     /* flags: the plain fields yes, the secrets no */
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     char *args[] = {"--catalog.y.type=rest", "--catalog.y.uri", "http://h"};
     CHECK_EQ_INT(ls_config_load_args(&c, 3, args, err, sizeof err), 0);
     CHECK(ls_catalog_conf_find(&c.catalogs, "y"));

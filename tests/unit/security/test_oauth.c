@@ -19,6 +19,7 @@
 #include "base/config.h"
 #include "security/oauth.h"
 #include "security/sasl.h"
+#include "server/settings.h"
 #include "unit.h"
 
 #define NOW 1900000000LL
@@ -442,7 +443,7 @@ TEST(mechanism_list)
 TEST(settings)
 {
     ls_config_t c;
-    ls_config_init(&c);
+    ls_config_init(&c, &ls_broker_settings);
     char err[512];
     CHECK_EQ_INT(ls_config_set(&c, "sasl.oauthbearer.expected.audience", "kafka", err, sizeof err),
                  0);

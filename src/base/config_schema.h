@@ -1,8 +1,11 @@
-/* The settings table's vocabulary, shared by the parser (config.c) and the
- * table itself (config_keys.c): what one row of ls_config_keys says about a
- * key, and the refused Kafka names. Private to base/config*.c. */
-#ifndef LS_BASE_CONFIG_INT_H
-#define LS_BASE_CONFIG_INT_H
+/* The vocabulary of a settings table: what one row says about a key, the
+ * refused Kafka names, and the schema that bundles them. The parser
+ * (base/config.c) reads any such table; the broker's own rows live at the
+ * composition root (server/settings.c) and reach the parser through
+ * ls_config_init. Included by the parser and by a table's file only (the
+ * size macros below are short names). */
+#ifndef LS_BASE_CONFIG_SCHEMA_H
+#define LS_BASE_CONFIG_SCHEMA_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,15 +48,17 @@ typedef struct cfg_key {
 
 #define FIELD(m) .off = offsetof(ls_config_t, m), .size = sizeof(((ls_config_t *)0)->m)
 
-/* Every key, once (config_keys.c). */
-extern const cfg_key_t ls_config_keys[];
-extern const size_t ls_config_nkeys;
-
 /* Kafka settings refused by name, with why; a leading '*' matches any key
  * ending with the rest. */
 typedef struct cfg_refused {
     const char *name, *why;
 } cfg_refused_t;
-extern const cfg_refused_t ls_config_refused[];
-extern const size_t ls_config_nrefused;
+
+/* A settings table: every key once, and the names refused. */
+struct ls_config_schema {
+    const cfg_key_t *keys;
+    size_t nkeys;
+    const cfg_refused_t *refused;
+    size_t nrefused;
+};
 #endif

@@ -1,4 +1,6 @@
-/* The broker's settings, one row each (config_int.h says what a row holds):
+/* The broker's settings, one row each (base/config_schema.h says what a row
+ * holds), kept at the composition root; the parser in base/config.c reads
+ * them through ls_broker_settings:
  * name, Kafka alias, type, the ls_config_t field it fills, default as text,
  * bounds and help. config.c derives everything else from these rows (flags,
  * environment names, --help, defaults parsed as user input). A new setting is
@@ -6,9 +8,11 @@
  * goes to ls_config_finish. */
 #include <stddef.h>
 
-#include "base/config_int.h"
+#include "server/settings.h"
 
-const cfg_key_t ls_config_keys[] = {
+#include "base/config_schema.h"
+
+static const cfg_key_t keys[] = {
     {.name = "data.dir",
      .section = "paths and stores",
      .type = CT_STRING,
@@ -1224,7 +1228,7 @@ const cfg_key_t ls_config_keys[] = {
 
 /* Kafka settings refused by name: accepting them would leave an operator's
  * line silently unapplied. */
-const cfg_refused_t ls_config_refused[] = {
+static const cfg_refused_t refused[] = {
     {"sasl.mechanism.inter.broker.protocol",
      "not applicable: brokers never connect to each other over Kafka (they share the metadata "
      "store), so there is no inter-broker SASL mechanism; remove the line"},
@@ -1238,5 +1242,7 @@ const cfg_refused_t ls_config_refused[] = {
      "uses the sasl.oauthbearer.* settings); remove the line"},
 };
 
-const size_t ls_config_nkeys = sizeof ls_config_keys / sizeof ls_config_keys[0];
-const size_t ls_config_nrefused = sizeof ls_config_refused / sizeof ls_config_refused[0];
+const ls_config_schema_t ls_broker_settings = {.keys = keys,
+                                               .nkeys = sizeof keys / sizeof keys[0],
+                                               .refused = refused,
+                                               .nrefused = sizeof refused / sizeof refused[0]};
