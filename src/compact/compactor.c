@@ -105,7 +105,7 @@ static int64_t first_since(const ls_idx_entry_t *sel, int n, int64_t since_ms)
 /* Claims log_id for the current task; 1 if the task may go on. */
 int ls_compactor_claim_log(ls_compactor_t *c, int64_t log_id)
 {
-    ls_status st = ls_log_claim(c->owner, log_id, &c->claim);
+    ls_status st = ls_lease_claim_log(c->owner, log_id, &c->claim);
     if (st == LS_EEXISTS) {
         c->stats.logs_owned_elsewhere++;
     } else if (st != LS_OK) {
@@ -241,7 +241,7 @@ static void extend_in_table(ls_compactor_t *c, swap_t *sw)
 }
 
 /* Step 2: swaps the index in one txn, fenced by the claim. 1 if it did. */
-int ls_compactor_swap_index(ls_compactor_t *c, swap_t *sw, const ls_log_claim_t *claim)
+int ls_compactor_swap_index(ls_compactor_t *c, swap_t *sw, const ls_lease_claim_t *claim)
 {
     int n = sw->n, swapped = 0;
     int64_t log_id = sw->log_id;
@@ -251,7 +251,7 @@ int ls_compactor_swap_index(ls_compactor_t *c, swap_t *sw, const ls_log_claim_t 
     ls_meta_op_t *ops = LS_NEWN(ls_meta_op_t, cap);
     size_t ncmp = 0, nops = 0;
     /* fenced by the claim: a task whose lease expired cannot swap */
-    cmps[ncmp++] = ls_log_claim_cmp(claim);
+    cmps[ncmp++] = ls_lease_claim_cmp(claim);
     for (int i = 0; i < n; i++) {
         const ls_kv_t *kv = &sw->kvs[i];
         cmps[ncmp++] = (ls_meta_cmp_t){
@@ -336,7 +336,7 @@ int ls_compactor_swap_index(ls_compactor_t *c, swap_t *sw, const ls_log_claim_t 
 }
 
 /* The claim on the commit of ts's table, taken the first time one of its
- * partitions has work in this task (ls_table_claim). False when another
+ * partitions has work in this task (ls_lease_claim_table). False when another
  * broker holds it (the table is skipped until its interval comes round
  * again) or the store failed. */
 static bool table_claimed(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
@@ -344,7 +344,7 @@ static bool table_claimed(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     if (c->table_claim.held) return true;
     if (c->table_tried) return false;
     c->table_tried = true;
-    ls_status st = ls_table_claim(c->owner, ts->stream->stream_no, &c->table_claim);
+    ls_status st = ls_lease_claim_table(c->owner, ts->stream->stream_no, &c->table_claim);
     if (st == LS_EEXISTS) {
         c->stats.logs_owned_elsewhere++; /* another broker commits it this time */
         int64_t again = ls_clock_wall_ms() + ts->policy.commit_interval_ms;
@@ -795,7 +795,7 @@ void ls_compactor_retain_log(ls_compactor_t *c, int64_t id, const ls_table_plan_
         }
         return;
     }
-    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
+    ls_meta_cmp_t fence = ls_lease_claim_cmp(&c->claim);
     ls_trim_req_t req = {
         .log_id = id, .new_start = target, .keep_wal = p.keep_wal, .fence = &fence};
     trim_done_t *t = run_trim(c, &req, &st);
@@ -818,7 +818,7 @@ static ls_status kc_claim(void *arg, int64_t log_id, ls_meta_cmp_t *fence)
 {
     ls_compactor_t *c = arg;
     if (!c->claim.held && !ls_compactor_claim_log(c, log_id)) return LS_EEXISTS;
-    *fence = ls_log_claim_cmp(&c->claim);
+    *fence = ls_lease_claim_cmp(&c->claim);
     return LS_OK;
 }
 
@@ -923,11 +923,11 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
         /* (a read failure is retried at the next check); objects key compaction
          * replaced before the topic went are deleted once their grace is over */
         ls_compactor_key_compact(c, id, NULL);
-        ls_log_release(c->owner, &c->claim);
+        ls_lease_release(c->owner, &c->claim);
         return;
     }
     if (!ls_compactor_claim_log(c, id)) return;
-    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
+    ls_meta_cmp_t fence = ls_lease_claim_cmp(&c->claim);
     ls_trim_req_t req = {.log_id = id,
                          .new_start = next_offset,
                          .keep_wal = false,
@@ -946,7 +946,7 @@ static void reclaim_log(ls_compactor_t *c, int64_t id, int64_t next_offset)
                    (unsigned long long)id, ls_status_str(st));
     ls_compactor_key_compact(
         c, id, NULL); /* not compacted any more: deletes what key compaction replaced */
-    ls_log_release(c->owner, &c->claim);
+    ls_lease_release(c->owner, &c->claim);
 }
 
 /* One log's task: compaction rounds, key compaction, then retention when a
@@ -960,7 +960,7 @@ static void log_task(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t
         ls_compactor_compact_rounds(c, id, ts, next_offset);
     if (c->pass_compact && ts && !ts->blocked) ls_compactor_key_compact(c, id, ts);
     if (c->pass_retention && !(ts && ts->blocked)) ls_compactor_retain_log(c, id, ts);
-    ls_log_release(c->owner, &c->claim);
+    ls_lease_release(c->owner, &c->claim);
 }
 
 /* End of a pass's WAL reads: the blocks go (wal_blocks.c B3), and a pass

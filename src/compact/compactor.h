@@ -34,7 +34,7 @@ typedef struct ls_compactor_config {
     const ls_prop_t *table_defaults; /* cluster layer of the table policy (stream/policy.h) */
     int ntable_defaults;
     struct ls_registry *registry; /* schemas of typed tables (NULL: none) */
-    /* ownership (log_lease.h) */
+    /* ownership (lease.h) */
     const char *owner_name; /* names this compactor in owner keys (NULL: "compactor"); read
                              * only by ls_compactor_start */
     int64_t lease_ttl_ms;   /* <= 0: 30000 */

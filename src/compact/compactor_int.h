@@ -21,7 +21,7 @@
 #include "base/thread.h"
 #include "base/uuid.h"
 #include "compact/keycompact.h"
-#include "compact/log_lease.h"
+#include "compact/lease.h"
 #include "lake/materialize.h"
 #include "compact/retention.h"
 #include "lake/table_plan.h"
@@ -144,11 +144,11 @@ struct ls_compactor {
     int64_t next_due_ms;           /* earliest WAL entry of a table log to become due; 0: none */
     int64_t table_period_ms;       /* smallest commit interval of an enabled table; 0: none */
     bool pass_full;                /* set by the loop before queueing a pass */
-    /* ownership (log_lease.c) and retention */
+    /* ownership (lease.c) and retention */
     ls_lease_owner_t *owner;
-    char owner_prefix[64]; /* this broker's part of owner names */
-    bool reclaimed;        /* a previous run's claims were freed */
-    ls_log_claim_t claim;  /* worker: the claim of the log being worked on */
+    char owner_prefix[64];  /* this broker's part of owner names */
+    bool reclaimed;         /* a previous run's claims were freed */
+    ls_lease_claim_t claim; /* worker: the claim of the log being worked on */
     uv_timer_t retention_timer;
     bool retention_due;       /* loop: a retention check is owed */
     bool pass_retention;      /* set by the loop before queueing a pass */
@@ -161,7 +161,7 @@ struct ls_compactor {
      * batch are taken lazily, when a partition first has work, so an idle
      * table costs no write and no table load */
     const ls_table_plan_stream_t *table_ts;
-    ls_log_claim_t table_claim;
+    ls_lease_claim_t table_claim;
     bool table_tried;      /* the claim was asked for in this task */
     bool batch_failed;     /* opening the table failed in this task */
     ls_mat_batch_t *batch; /* the table's one commit of this pass */
@@ -210,7 +210,7 @@ struct ls_compactor {
 void ls_compactor_swap_free(swap_t *s);
 result_t *ls_compactor_push_result(ls_compactor_t *c, int64_t log_id, const ls_idx_entry_t *e);
 int ls_compactor_claim_log(ls_compactor_t *c, int64_t log_id);
-int ls_compactor_swap_index(ls_compactor_t *c, swap_t *sw, const ls_log_claim_t *claim);
+int ls_compactor_swap_index(ls_compactor_t *c, swap_t *sw, const ls_lease_claim_t *claim);
 void ls_compactor_mark_held(ls_compactor_t *c, const ls_table_plan_stream_t *ts, const char *why);
 int ls_compactor_backfill_log(ls_compactor_t *c, int64_t id, const ls_table_plan_stream_t *ts);
 /* next_offset: the log's head if the caller read it (no scan when every

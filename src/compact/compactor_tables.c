@@ -128,7 +128,7 @@ static void table_status_record(ls_compactor_t *c, const ls_table_plan_stream_t 
     }
     ls_table_status_clear(status);
     *status = (ls_table_status_t){.commit_ms = ls_clock_wall_ms(), .n = np, .covered = covered};
-    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->table_claim);
+    ls_meta_cmp_t fence = ls_lease_claim_cmp(&c->table_claim);
     ls_status st = ls_table_status_write(c->meta, ts, status, &fence);
     if (st != LS_OK)
         LS_WARN_RL("compact", "table %s.%s: recording its commit for the lag failed: %s",
@@ -257,7 +257,7 @@ bool ls_compactor_unfold_log(ls_compactor_t *c, int64_t id, const ls_table_plan_
     const char *tst = ls_stream_config_get(ts->stream, "message.timestamp.type");
     ls_cold_source_t *src =
         ls_unfold_table_source_new(c->meta, c->os, ref, tst && !strcmp(tst, "LogAppendTime"));
-    ls_meta_cmp_t fence = ls_log_claim_cmp(&c->claim);
+    ls_meta_cmp_t fence = ls_lease_claim_cmp(&c->claim);
     ls_unfold_limits_t lim = {.chunk_bytes = c->cfg.max_bytes > 0 ? (size_t)c->cfg.max_bytes : 0,
                               .max_chunks = 64};
     ls_unfold_stats_t was = c->stats.unfold;
@@ -320,7 +320,7 @@ bool ls_compactor_unfold_stream(ls_compactor_t *c, const ls_table_plan_stream_t 
                            ls_status_str(st), *held ? "; it still references " : "", held);
             }
         }
-        ls_log_release(c->owner, &c->claim);
+        ls_lease_release(c->owner, &c->claim);
     }
     if (hold)
         LS_WARN_RL("compact",
@@ -392,9 +392,9 @@ static bool idle_maintain(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
         if (!c->next_due_ms || *next < c->next_due_ms) c->next_due_ms = *next;
         return false;
     }
-    ls_log_claim_t claim;
+    ls_lease_claim_t claim;
     memset(&claim, 0, sizeof claim);
-    if (ls_table_claim(c->owner, ts->stream->stream_no, &claim) != LS_OK) {
+    if (ls_lease_claim_table(c->owner, ts->stream->stream_no, &claim) != LS_OK) {
         idle_postpone(c, ts, now + interval); /* another broker commits it */
         return false;
     }
@@ -403,7 +403,7 @@ static bool idle_maintain(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
     bool committed = false;
     ls_status st =
         ls_materialize_expire(c->meta, c->os, &ts->target, now, &due, &committed, err, sizeof err);
-    ls_log_release(c->owner, &claim);
+    ls_lease_release(c->owner, &claim);
     if (st != LS_OK)
         LS_WARN_RL("table",
                    "table %s.%s: expiring snapshots of the idle table failed: %s (%s); "
@@ -470,13 +470,13 @@ static void rewrite_files(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
  * log compacted. A failed commit leaves every range in WAL objects for the
  * next pass (its COs are rewritten identically, its data files are orphans).
  * The task runs at most once per commit interval, under a claim on the table
- * (ls_table_claim, taken when a partition first has work, as is the table
+ * (ls_lease_claim_table, taken when a partition first has work, as is the table
  * load): with several brokers one commits a table at a time and the others
  * skip it, instead of all racing on its pointer. */
 void ls_compactor_table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts)
 {
     int32_t np = ts->stream->partitions;
-    ls_log_claim_t *claims = LS_NEWN(ls_log_claim_t, (size_t)np);
+    ls_lease_claim_t *claims = LS_NEWN(ls_lease_claim_t, (size_t)np);
     int64_t now = ls_clock_wall_ms(), interval = ts->policy.commit_interval_ms;
     /* the table as its committer recorded it: this broker's marks follow
      * it, whoever committed (table_plan.c "Status") */
@@ -571,7 +571,7 @@ void ls_compactor_table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts
         for (size_t i = 0; i < c->npending; i++)
             ls_compactor_swap_free(c->pending[i]);
         c->npending = 0;
-        ls_log_release(c->owner, &c->table_claim);
+        ls_lease_release(c->owner, &c->table_claim);
         c->table_ts = NULL;
     }
     if (recorded) table_lag(c, ts, &status);
@@ -597,7 +597,7 @@ void ls_compactor_table_task(ls_compactor_t *c, const ls_table_plan_stream_t *ts
         c->claim = claims[p];
         if (c->pass_compact && c->pass_full && !ts->blocked) ls_compactor_key_compact(c, id, ts);
         if (c->pass_retention && !ts->blocked) ls_compactor_retain_log(c, id, ts);
-        ls_log_release(c->owner, &c->claim);
+        ls_lease_release(c->owner, &c->claim);
     }
     ls_free(claims);
 }

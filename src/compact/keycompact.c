@@ -7,7 +7,7 @@
  * entry is the only state: it changes in the same txn as the data it
  * describes, so there is no checkpoint to lose or to get ahead of the data.
  *
- * A call for one log (ls_kc_log), under the log's claim (log_lease.c):
+ * A call for one log (ls_kc_log), under the log's claim (lease.c):
  *   0. deletes the objects earlier swaps replaced, once their grace is over
  *      (markers /ls/kcgc/<log>/<object> = swap time, written by the swap),
  *      and objects of the log no index entry names that are older than the

@@ -13,7 +13,7 @@
  * InitProducerId that finds an Ongoing transaction; any request that meets a
  * decision another broker left) hands the id to the broker's transaction
  * thread, which writes the markers and completes the record
- * (server/txn_coord.h). EndTxn answers once the decision is durable, as
+ * (server/txcoord.h). EndTxn answers once the decision is durable, as
  * Kafka does; the client's next transaction waits on CONCURRENT_TRANSACTIONS
  * (retriable) until the markers are written.
  *

@@ -94,7 +94,7 @@ int16_t ls_kafka_commit_item(ls_arena_t *a, ls_group_commit_item_t *it, const ls
                              char *topic, int32_t partition, int64_t offset, int32_t leader_epoch,
                              ls_kstr_t metadata, int32_t max_metadata, int64_t commit_ms);
 
-/* h_txn.c: InitProducerId with a TransactionalId (h_producer.c hands it over). */
+/* h_txn.c: InitProducerId with a TransactionalId (h_init_producer_id.c hands it over). */
 void ls_kafka_init_transactional_producer(ls_kreq_t *req);
 /* A transaction outcome as the Kafka code of an API version (those before
  * PRODUCER_FENCED get INVALID_PRODUCER_EPOCH). */

@@ -46,7 +46,7 @@
 #include "base/tls.h"
 #include "server/broker_metrics.h"
 #include "server/table_groups.h"
-#include "server/txn_coord.h"
+#include "server/txcoord.h"
 #include "stream/broker_config.h"
 #include "meta/meta_keys.h"
 
@@ -303,7 +303,7 @@ static ls_status svc_check_table_spec(void *root, const char *ns, const char *to
 static void svc_txn_finish(void *root, const char *tid)
 {
     ls_broker_t *b = root;
-    ls_txn_coord_finish(b->txn, tid);
+    ls_txcoord_finish(b->txn, tid);
 }
 
 static ls_status svc_table_groups(void *root, ls_table_group_t **out, int *n)
@@ -370,7 +370,7 @@ static void on_members_changed_loop(uv_async_t *a)
     ls_broker_t *b = a->data;
     if (b->groups && !b->stopping) ls_group_service_retain(b->groups, owns_group, b);
     /* decisions a departed broker left are finished by their new coordinator */
-    if (b->txn && !b->stopping) ls_txn_coord_kick(b->txn);
+    if (b->txn && !b->stopping) ls_txcoord_kick(b->txn);
 }
 
 static void on_members_changed(void *arg)
@@ -747,7 +747,7 @@ static ls_status start_registry(ls_broker_t *b, char *err, size_t errlen)
     return LS_OK;
 }
 
-/* ---- the transaction coordinator (server/txn_coord.h) ---- */
+/* ---- the transaction coordinator (server/txcoord.h) ---- */
 
 /* From the ls-txn thread: the membership copies its live set under a lock. */
 static bool txn_mine(void *arg, const char *tid)
@@ -772,17 +772,17 @@ static ls_status txn_group_marker(void *arg, const char *group, int64_t producer
 static ls_status start_txn(ls_broker_t *b, char *err, size_t errlen)
 {
     const ls_config_t *cfg = b->cfg;
-    ls_txn_coord_opts_t o = {.loop = b->loop,
-                             .meta = b->meta,
-                             .logs = b->logs,
-                             .cfg = {.max_timeout_ms = cfg->transaction_max_timeout_ms,
-                                     .id_expiration_ms = cfg->transactional_id_expiration_ms},
-                             .sweep_interval_ms = cfg->transaction_cleanup_interval_ms,
-                             .mine = txn_mine,
-                             .new_producer_id = txn_new_producer_id,
-                             .group_marker = txn_group_marker,
-                             .arg = b};
-    b->txn = ls_txn_coord_start(&o, err, errlen);
+    ls_txcoord_opts_t o = {.loop = b->loop,
+                           .meta = b->meta,
+                           .logs = b->logs,
+                           .cfg = {.max_timeout_ms = cfg->transaction_max_timeout_ms,
+                                   .id_expiration_ms = cfg->transactional_id_expiration_ms},
+                           .sweep_interval_ms = cfg->transaction_cleanup_interval_ms,
+                           .mine = txn_mine,
+                           .new_producer_id = txn_new_producer_id,
+                           .group_marker = txn_group_marker,
+                           .arg = b};
+    b->txn = ls_txcoord_start(&o, err, errlen);
     return b->txn ? LS_OK : LS_EIO;
 }
 
@@ -817,7 +817,7 @@ static ls_status start_kafka(ls_broker_t *b, char *err, size_t errlen)
  * caller then closes every handle of the loop, theirs included). */
 static ls_status open_failed(ls_broker_t *b, ls_status st)
 {
-    ls_txn_coord_stop(b->txn);
+    ls_txcoord_stop(b->txn);
     return st;
 }
 
@@ -992,7 +992,7 @@ ls_status ls_broker_open(ls_broker_t *b, uv_loop_t *loop, ls_config_t *cfg, char
     services_init(b); /* before the transaction threads, which read it */
     st = start_txn(b, err, errlen);
     if (st != LS_OK) return st;
-    b->ksvc.txns = ls_txn_coord_store(b->txn);
+    b->ksvc.txns = ls_txcoord_store(b->txn);
     st = start_kafka(b, err, errlen);
     if (st != LS_OK) return open_failed(b, st);
     uv_async_init(loop, &b->members_changed, on_members_changed_loop);
@@ -1079,7 +1079,7 @@ static void stop_compactor_idle(void *arg)
 static void deregister_work(void *arg)
 {
     stop_ctx_t *s = arg;
-    ls_txn_coord_stop(s->b->txn); /* before membership: its sweep asks who is live */
+    ls_txcoord_stop(s->b->txn); /* before membership: its sweep asks who is live */
     ls_membership_stop(s->b->members);
 }
 
@@ -1132,7 +1132,7 @@ void ls_broker_free(ls_broker_t *b)
     ls_group_service_free(b->groups);
     /* after the loop ran dry: no marker of a stopped finisher is still being
      * appended, no request still reads its store */
-    ls_txn_coord_free(b->txn);
+    ls_txcoord_free(b->txn);
     if (b->compactor) ls_compactor_free(b->compactor);
     ls_registry_free(b->registry); /* after the compactor, which reads it */
     ls_free(b->warehouse_uri);

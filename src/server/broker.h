@@ -52,7 +52,7 @@ typedef struct ls_broker {
     struct ls_compactor *compactor;  /* WAL -> compacted objects (compact/compactor.h) */
     struct ls_cold_tables *cold;     /* reads of ranges kept only in tables (lake/cold_tables.h) */
     struct ls_group_service *groups; /* consumer-group coordinator (group/group_service.h) */
-    struct ls_txn_coord *txn;        /* transaction coordinator (server/txn_coord.h) */
+    struct ls_txcoord *txn;          /* transaction coordinator (server/txcoord.h) */
     struct ls_membership *members;   /* live brokers (cluster/membership.h) */
     uv_async_t members_changed;      /* membership thread -> loop */
     char cluster_id[64];

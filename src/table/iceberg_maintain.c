@@ -179,7 +179,7 @@ ls_status ls_ice_read_manifest(ls_ice_table_t *t, const ls_av_t *r, ls_buf_t *ra
  * are written again (rewrite_manifest), the others copied; no merging. A
  * manifest this writer cannot read back makes the rewrite fail
  * (LS_EINVAL): its files cannot be checked. */
-static ls_status carry_for_rewrite(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_file_t *f)
+static ls_status carry_for_rewrite(ls_ice_table_t *t, mlist_build_t *mb, const ls_ocf_file_t *f)
 {
     ls_status st = LS_OK;
     ls_buf_t raw;
@@ -198,7 +198,7 @@ static ls_status carry_for_rewrite(ls_ice_table_t *t, mlist_build_t *mb, const l
 
 /* Merges the parent list records idx[0..n) into one manifest added to the
  * list; inputs this writer cannot read back are copied instead. */
-static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_file_t *f,
+static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_ocf_file_t *f,
                            const size_t *idx, size_t n)
 {
     ls_ice_mentry_t *all = NULL;
@@ -259,7 +259,7 @@ static ls_status merge_bin(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_f
  * (a manifest holds one kind; merging also drops the DELETED entries a
  * maintenance rewrite left, so a delete manifest whose files all went
  * leaves the list). */
-static ls_status carry_manifests(ls_ice_table_t *t, mlist_build_t *mb, const ls_avro_file_t *f,
+static ls_status carry_manifests(ls_ice_table_t *t, mlist_build_t *mb, const ls_ocf_file_t *f,
                                  size_t added)
 {
     size_t total = f->nrecords + added;
@@ -332,19 +332,19 @@ ls_status ls_ice_write_manifest_list(ls_ice_table_t *t, json_t *parent, mlist_bu
         ls_buf_t raw;
         ls_buf_init(&raw);
         st = ls_ice_table_get_file(t, plist, &raw);
-        ls_avro_file_t f;
+        ls_ocf_file_t f;
         if (st == LS_OK &&
-            (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
+            (st = ls_ocf_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
             st = mb->rm ? carry_for_rewrite(t, mb, &f) : carry_manifests(t, mb, &f, nnm);
-            ls_avro_file_free(&f);
+            ls_ocf_file_free(&f);
             if (st == LS_OK && mb->replaced) ls_crashpoint("table.manifests_merged");
         }
         ls_buf_free(&raw);
     }
     ls_buf_t out;
     ls_buf_init(&out);
-    if (st == LS_OK) st = ls_avro_ocf_finish(mb->w, &out);
-    ls_avro_ocf_free(mb->w);
+    if (st == LS_OK) st = ls_ocf_finish(mb->w, &out);
+    ls_ocf_free(mb->w);
     mb->w = NULL;
     if (st == LS_OK) {
         char *u = ls_ice_new_uuid();
@@ -488,9 +488,9 @@ ls_status ls_ice_list_manifests(ls_ice_table_t *t, const char *loc, json_t *set)
     ls_buf_t raw;
     ls_buf_init(&raw);
     ls_status st = ls_ice_table_get_file(t, loc, &raw);
-    ls_avro_file_t f;
+    ls_ocf_file_t f;
     if (st == LS_OK &&
-        (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
+        (st = ls_ocf_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) == LS_OK) {
         for (size_t i = 0; i < f.nrecords; i++) {
             const char *p = ls_ice_av_str(&f.records[i], "manifest_path");
             if (p)
@@ -498,7 +498,7 @@ ls_status ls_ice_list_manifests(ls_ice_table_t *t, const char *loc, json_t *set)
                     set, p,
                     json_integer(ls_ice_av_long(&f.records[i], "added_snapshot_id", NULL, -1)));
         }
-        ls_avro_file_free(&f);
+        ls_ocf_file_free(&f);
     }
     ls_buf_free(&raw);
     return st;
@@ -552,16 +552,16 @@ static void delete_removed_files(ls_ice_table_t *t, const char *list, int64_t id
         ls_buf_init(&raw);
         json_object_foreach(mans, k, v)
         {
-            ls_avro_file_t f;
+            ls_ocf_file_t f;
             if (json_integer_value(v) != id || ls_ice_table_get_file(t, k, &raw) != LS_OK ||
-                ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err) != LS_OK)
+                ls_ocf_file_read(raw.data, raw.len, &f, t->err, sizeof t->err) != LS_OK)
                 continue; /* unreadable: its files stay (orphans, not losses) */
             for (size_t r = 0; r < f.nrecords; r++) {
                 const ls_av_t *d = ls_av_field(&f.records[r], "data_file");
                 const char *p = d ? ls_ice_av_str(d, "file_path") : NULL;
                 if (p && entry_deleted_by(&f.records[r], id) == id) ls_ice_delete_location(t, p);
             }
-            ls_avro_file_free(&f);
+            ls_ocf_file_free(&f);
         }
         ls_buf_free(&raw);
     }

@@ -259,14 +259,14 @@ static const char MANIFEST_LIST_V3_END[] =
 
 static void enc_int_long_map(ls_buf_t *b, const ls_ice_datafile_t *df, int which)
 {
-    ls_avro_union(b, 1);
-    ls_avro_block(b, (int64_t)df->nmetrics);
+    ls_ocf_union(b, 1);
+    ls_ocf_block(b, (int64_t)df->nmetrics);
     for (size_t i = 0; i < df->nmetrics; i++) {
         const ls_ice_colmetric_t *m = &df->metrics[i];
-        ls_avro_long(b, m->field_id);
-        ls_avro_long(b, which == 0 ? m->column_size : which == 1 ? m->value_count : m->null_count);
+        ls_ocf_long(b, m->field_id);
+        ls_ocf_long(b, which == 0 ? m->column_size : which == 1 ? m->value_count : m->null_count);
     }
-    ls_avro_end(b);
+    ls_ocf_end(b);
 }
 
 static void enc_bounds(ls_buf_t *b, const ls_ice_datafile_t *df, int upper)
@@ -274,27 +274,27 @@ static void enc_bounds(ls_buf_t *b, const ls_ice_datafile_t *df, int upper)
     size_t n = 0;
     for (size_t i = 0; i < df->nmetrics; i++)
         n += upper ? df->metrics[i].has_upper : df->metrics[i].has_lower;
-    ls_avro_union(b, 1);
-    ls_avro_block(b, (int64_t)n);
+    ls_ocf_union(b, 1);
+    ls_ocf_block(b, (int64_t)n);
     for (size_t i = 0; i < df->nmetrics; i++) {
         const ls_ice_colmetric_t *m = &df->metrics[i];
         if (!(upper ? m->has_upper : m->has_lower)) continue;
-        ls_avro_long(b, m->field_id);
+        ls_ocf_long(b, m->field_id);
         if (upper)
-            ls_avro_bytes(b, m->upper, m->upper_len);
+            ls_ocf_bytes(b, m->upper, m->upper_len);
         else
-            ls_avro_bytes(b, m->lower, m->lower_len);
+            ls_ocf_bytes(b, m->lower, m->lower_len);
     }
-    ls_avro_end(b);
+    ls_ocf_end(b);
 }
 
 static void enc_opt_long(ls_buf_t *b, int64_t v)
 {
     if (v < 0) {
-        ls_avro_union(b, 0);
+        ls_ocf_union(b, 0);
     } else {
-        ls_avro_union(b, 1);
-        ls_avro_long(b, v);
+        ls_ocf_union(b, 1);
+        ls_ocf_long(b, v);
     }
 }
 
@@ -303,23 +303,23 @@ static void enc_opt_long(ls_buf_t *b, int64_t v)
 static void enc_part(ls_buf_t *b, const ls_ice_part_field_t *f, const ls_ice_pval_t *v)
 {
     if (v->null) {
-        ls_avro_union(b, 0);
+        ls_ocf_union(b, 0);
         return;
     }
-    ls_avro_union(b, 1);
+    ls_ocf_union(b, 1);
     ls_ice_type rt = ls_ice_result_type(f);
     size_t fs = part_fixed_size(f, rt);
     uint8_t x[8];
     const uint8_t *q;
     if (rt == LS_ICE_BOOLEAN) {
-        ls_avro_bool(b, v->l != 0);
+        ls_ocf_bool(b, v->l != 0);
     } else if (float_type(rt)) { /* Avro float/double: IEEE bits, little-endian */
         size_t len = part_bytes(rt, v, &q, x);
         ls_buf_append(b, q, len);
     } else if (!bytes_type(rt)) {
-        ls_avro_long(b, v->l);
+        ls_ocf_long(b, v->l);
     } else if (!fs) {
-        ls_avro_bytes(b, ls_ice_pval_data(v), v->n); /* string and bytes: length, bytes */
+        ls_ocf_bytes(b, ls_ice_pval_data(v), v->n); /* string and bytes: length, bytes */
     } else {
         uint8_t pad = rt == LS_ICE_DECIMAL && v->n && (v->b[0] & 0x80) ? 0xff : 0x00;
         for (size_t i = v->n; i < fs; i++)
@@ -333,55 +333,55 @@ ls_status ls_ice_manifest_encode(const ls_ice_spec_t *s, int fv, const char *sch
                                  size_t n, ls_buf_t *out)
 {
     char *schema = manifest_schema(s, fv);
-    ls_avro_ocf_t *w = ls_avro_ocf_new(schema, LS_AVRO_CODEC_DEFLATE, 0);
+    ls_ocf_t *w = ls_ocf_new(schema, LS_OCF_CODEC_DEFLATE, 0);
     ls_free(schema);
     char num[32];
-    ls_avro_ocf_meta_str(w, "schema", schema_json);
+    ls_ocf_meta_str(w, "schema", schema_json);
     snprintf(num, sizeof num, "%d", schema_id);
-    ls_avro_ocf_meta_str(w, "schema-id", num);
-    ls_avro_ocf_meta_str(w, "partition-spec", spec_json);
+    ls_ocf_meta_str(w, "schema-id", num);
+    ls_ocf_meta_str(w, "partition-spec", spec_json);
     snprintf(num, sizeof num, "%d", s->spec_id);
-    ls_avro_ocf_meta_str(w, "partition-spec-id", num);
-    ls_avro_ocf_meta_str(w, "format-version", fv >= 3 ? "3" : "2");
+    ls_ocf_meta_str(w, "partition-spec-id", num);
+    ls_ocf_meta_str(w, "format-version", fv >= 3 ? "3" : "2");
     /* a manifest holds one kind of file (spec "Manifests": content) */
-    ls_avro_ocf_meta_str(w, "content", n && e[0].df.content ? "deletes" : "data");
+    ls_ocf_meta_str(w, "content", n && e[0].df.content ? "deletes" : "data");
     for (size_t k = 0; k < n; k++) {
         const ls_ice_datafile_t *df = &e[k].df;
-        ls_buf_t *b = ls_avro_ocf_datum(w);
-        ls_avro_long(b, e[k].status);
+        ls_buf_t *b = ls_ocf_datum(w);
+        ls_ocf_long(b, e[k].status);
         enc_opt_long(b, e[k].snapshot_id);
         enc_opt_long(b, e[k].seq);
         enc_opt_long(b, e[k].file_seq);
-        ls_avro_long(b, df->content);
-        ls_avro_string(b, df->path);
-        ls_avro_string(b, df->content_size > 0 ? "PUFFIN" : "PARQUET");
+        ls_ocf_long(b, df->content);
+        ls_ocf_string(b, df->path);
+        ls_ocf_string(b, df->content_size > 0 ? "PUFFIN" : "PARQUET");
         for (int p = 0; p < s->nfields; p++)
             enc_part(b, &s->fields[p], &df->partition[p]);
-        ls_avro_long(b, df->record_count);
-        ls_avro_long(b, df->file_size);
+        ls_ocf_long(b, df->record_count);
+        ls_ocf_long(b, df->file_size);
         enc_int_long_map(b, df, 0);
         enc_int_long_map(b, df, 1);
         enc_int_long_map(b, df, 2);
         enc_bounds(b, df, 0);
         enc_bounds(b, df, 1);
-        ls_avro_union(b, 0); /* key_metadata */
-        ls_avro_union(b, 0); /* split_offsets */
-        ls_avro_union(b, 0); /* sort_order_id */
+        ls_ocf_union(b, 0); /* key_metadata */
+        ls_ocf_union(b, 0); /* split_offsets */
+        ls_ocf_union(b, 0); /* sort_order_id */
         if (fv >= 3) {
             enc_opt_long(b, df->has_first_row_id ? df->first_row_id : -1);
             if (df->referenced_data_file) {
-                ls_avro_union(b, 1);
-                ls_avro_string(b, df->referenced_data_file);
+                ls_ocf_union(b, 1);
+                ls_ocf_string(b, df->referenced_data_file);
             } else {
-                ls_avro_union(b, 0);
+                ls_ocf_union(b, 0);
             }
             enc_opt_long(b, df->content_size > 0 ? df->content_offset : -1);
             enc_opt_long(b, df->content_size > 0 ? df->content_size : -1);
         }
-        ls_avro_ocf_datum_done(w);
+        ls_ocf_datum_done(w);
     }
-    ls_status st = ls_avro_ocf_finish(w, out);
-    ls_avro_ocf_free(w);
+    ls_status st = ls_ocf_finish(w, out);
+    ls_ocf_free(w);
     return st;
 }
 
@@ -545,8 +545,8 @@ ls_status ls_ice_manifest_decode(const uint8_t *p, size_t len, const ls_ice_spec
 {
     *out = NULL;
     *n = 0;
-    ls_avro_file_t f;
-    ls_status st = ls_avro_file_read(p, len, &f, err, errlen);
+    ls_ocf_file_t f;
+    ls_status st = ls_ocf_file_read(p, len, &f, err, errlen);
     if (st != LS_OK) return st;
     ls_ice_mentry_t *e = f.nrecords ? LS_NEWN(ls_ice_mentry_t, f.nrecords) : NULL;
     size_t k = 0;
@@ -555,11 +555,11 @@ ls_status ls_ice_manifest_decode(const uint8_t *p, size_t len, const ls_ice_spec
             snprintf(err, errlen, "manifest entry %zu has fields this writer does not keep", k);
             ls_ice_datafile_clear(&e[k].df);
             ls_ice_mentries_free(e, k);
-            ls_avro_file_free(&f);
+            ls_ocf_file_free(&f);
             return LS_EINVAL;
         }
     }
-    ls_avro_file_free(&f);
+    ls_ocf_file_free(&f);
     *out = e;
     *n = k;
     return LS_OK;
@@ -574,49 +574,49 @@ void ls_ice_mentries_free(ls_ice_mentry_t *e, size_t n)
 
 /* ---- manifest lists ------------------------------------------------------ */
 
-ls_avro_ocf_t *ls_ice_mlist_new(int fv, int64_t snap_id, const int64_t *parent_id, int64_t seq,
-                                int64_t first_row_id)
+ls_ocf_t *ls_ice_mlist_new(int fv, int64_t snap_id, const int64_t *parent_id, int64_t seq,
+                           int64_t first_row_id)
 {
     char *schema = ls_asprintf("%s%s", MANIFEST_LIST_FIELDS,
                                fv >= 3 ? MANIFEST_LIST_V3_END : MANIFEST_LIST_V2_END);
-    ls_avro_ocf_t *w = ls_avro_ocf_new(schema, LS_AVRO_CODEC_DEFLATE, 0);
+    ls_ocf_t *w = ls_ocf_new(schema, LS_OCF_CODEC_DEFLATE, 0);
     ls_free(schema);
     char num[32];
     snprintf(num, sizeof num, "%lld", (long long)snap_id);
-    ls_avro_ocf_meta_str(w, "snapshot-id", num);
+    ls_ocf_meta_str(w, "snapshot-id", num);
     if (parent_id) {
         snprintf(num, sizeof num, "%lld", (long long)*parent_id);
-        ls_avro_ocf_meta_str(w, "parent-snapshot-id", num);
+        ls_ocf_meta_str(w, "parent-snapshot-id", num);
     }
     snprintf(num, sizeof num, "%lld", (long long)seq);
-    ls_avro_ocf_meta_str(w, "sequence-number", num);
+    ls_ocf_meta_str(w, "sequence-number", num);
     if (fv >= 3) {
         snprintf(num, sizeof num, "%lld", (long long)first_row_id);
-        ls_avro_ocf_meta_str(w, "first-row-id", num);
+        ls_ocf_meta_str(w, "first-row-id", num);
     }
-    ls_avro_ocf_meta_str(w, "format-version", fv >= 3 ? "3" : "2");
+    ls_ocf_meta_str(w, "format-version", fv >= 3 ? "3" : "2");
     return w;
 }
 
-void ls_ice_mlist_add(ls_avro_ocf_t *w, int fv, const ls_ice_mfile_t *m, const ls_ice_spec_t *s,
+void ls_ice_mlist_add(ls_ocf_t *w, int fv, const ls_ice_mfile_t *m, const ls_ice_spec_t *s,
                       const ls_ice_mentry_t *e, size_t n)
 {
-    ls_buf_t *b = ls_avro_ocf_datum(w);
-    ls_avro_string(b, m->path);
-    ls_avro_long(b, m->length);
-    ls_avro_long(b, m->spec_id);
-    ls_avro_long(b, m->content);
-    ls_avro_long(b, m->seq);
-    ls_avro_long(b, m->min_seq);
-    ls_avro_long(b, m->added_snapshot_id);
-    ls_avro_long(b, m->added_files);
-    ls_avro_long(b, m->existing_files);
-    ls_avro_long(b, m->deleted_files);
-    ls_avro_long(b, m->added_rows);
-    ls_avro_long(b, m->existing_rows);
-    ls_avro_long(b, m->deleted_rows);
-    ls_avro_union(b, 1);
-    ls_avro_block(b, s->nfields);
+    ls_buf_t *b = ls_ocf_datum(w);
+    ls_ocf_string(b, m->path);
+    ls_ocf_long(b, m->length);
+    ls_ocf_long(b, m->spec_id);
+    ls_ocf_long(b, m->content);
+    ls_ocf_long(b, m->seq);
+    ls_ocf_long(b, m->min_seq);
+    ls_ocf_long(b, m->added_snapshot_id);
+    ls_ocf_long(b, m->added_files);
+    ls_ocf_long(b, m->existing_files);
+    ls_ocf_long(b, m->deleted_files);
+    ls_ocf_long(b, m->added_rows);
+    ls_ocf_long(b, m->existing_rows);
+    ls_ocf_long(b, m->deleted_rows);
+    ls_ocf_union(b, 1);
+    ls_ocf_block(b, s->nfields);
     for (int p = 0; p < s->nfields; p++) {
         const ls_ice_part_field_t *f = &s->fields[p];
         ls_ice_type rt = ls_ice_result_type(f);
@@ -635,76 +635,76 @@ void ls_ice_mlist_add(ls_avro_ocf_t *w, int fv, const ls_ice_mfile_t *m, const l
             if (!lo || part_cmp(rt, v, lo) < 0) lo = v;
             if (!hi || part_cmp(rt, v, hi) > 0) hi = v;
         }
-        ls_avro_bool(b, nulls);
+        ls_ocf_bool(b, nulls);
         if (float_type(rt))
-            ls_avro_union(b, 1), ls_avro_bool(b, nans);
+            ls_ocf_union(b, 1), ls_ocf_bool(b, nans);
         else
-            ls_avro_union(b, 0); /* contains_nan: not a float */
+            ls_ocf_union(b, 0); /* contains_nan: not a float */
         uint8_t x[8];
         const uint8_t *q;
         if (lo) { /* bounds: the spec's single-value serialization, whole values */
             size_t len = part_bytes(rt, lo, &q, x);
-            ls_avro_union(b, 1), ls_avro_bytes(b, q, len);
+            ls_ocf_union(b, 1), ls_ocf_bytes(b, q, len);
             len = part_bytes(rt, hi, &q, x);
-            ls_avro_union(b, 1), ls_avro_bytes(b, q, len);
+            ls_ocf_union(b, 1), ls_ocf_bytes(b, q, len);
         } else {
-            ls_avro_union(b, 0), ls_avro_union(b, 0);
+            ls_ocf_union(b, 0), ls_ocf_union(b, 0);
         }
     }
-    ls_avro_end(b);
-    ls_avro_union(b, 0); /* key_metadata */
+    ls_ocf_end(b);
+    ls_ocf_union(b, 0); /* key_metadata */
     if (fv >= 3) enc_opt_long(b, m->has_first_row_id ? m->first_row_id : -1);
-    ls_avro_ocf_datum_done(w);
+    ls_ocf_datum_done(w);
 }
 
 static void enc_opt_bytes(ls_buf_t *b, const ls_av_t *v)
 {
     if (v && v->kind == LS_AV_BYTES) {
-        ls_avro_union(b, 1);
-        ls_avro_bytes(b, v->p, v->n);
+        ls_ocf_union(b, 1);
+        ls_ocf_bytes(b, v->p, v->n);
     } else {
-        ls_avro_union(b, 0);
+        ls_ocf_union(b, 0);
     }
 }
 
-void ls_ice_mlist_copy(ls_avro_ocf_t *w, int fv, const ls_av_t *r, int64_t first_row_id)
+void ls_ice_mlist_copy(ls_ocf_t *w, int fv, const ls_av_t *r, int64_t first_row_id)
 {
-    ls_buf_t *b = ls_avro_ocf_datum(w);
+    ls_buf_t *b = ls_ocf_datum(w);
     const ls_av_t *path = ls_av_field(r, "manifest_path");
-    ls_avro_bytes(b, path && path->kind == LS_AV_BYTES ? path->p : (const uint8_t *)"",
-                  path && path->kind == LS_AV_BYTES ? path->n : 0);
-    ls_avro_long(b, ls_ice_av_long(r, "manifest_length", NULL, 0));
-    ls_avro_long(b, ls_ice_av_long(r, "partition_spec_id", NULL, 0));
-    ls_avro_long(b, ls_ice_av_long(r, "content", NULL, 0));
-    ls_avro_long(b, ls_ice_av_long(r, "sequence_number", NULL, 0));
-    ls_avro_long(b, ls_ice_av_long(r, "min_sequence_number", NULL, 0));
-    ls_avro_long(b, ls_ice_av_long(r, "added_snapshot_id", NULL, 0));
-    ls_avro_long(b, ls_ice_av_long(r, "added_files_count", "added_data_files_count", 0));
-    ls_avro_long(b, ls_ice_av_long(r, "existing_files_count", "existing_data_files_count", 0));
-    ls_avro_long(b, ls_ice_av_long(r, "deleted_files_count", "deleted_data_files_count", 0));
-    ls_avro_long(b, ls_ice_av_long(r, "added_rows_count", NULL, 0));
-    ls_avro_long(b, ls_ice_av_long(r, "existing_rows_count", NULL, 0));
-    ls_avro_long(b, ls_ice_av_long(r, "deleted_rows_count", NULL, 0));
+    ls_ocf_bytes(b, path && path->kind == LS_AV_BYTES ? path->p : (const uint8_t *)"",
+                 path && path->kind == LS_AV_BYTES ? path->n : 0);
+    ls_ocf_long(b, ls_ice_av_long(r, "manifest_length", NULL, 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "partition_spec_id", NULL, 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "content", NULL, 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "sequence_number", NULL, 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "min_sequence_number", NULL, 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "added_snapshot_id", NULL, 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "added_files_count", "added_data_files_count", 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "existing_files_count", "existing_data_files_count", 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "deleted_files_count", "deleted_data_files_count", 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "added_rows_count", NULL, 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "existing_rows_count", NULL, 0));
+    ls_ocf_long(b, ls_ice_av_long(r, "deleted_rows_count", NULL, 0));
     const ls_av_t *parts = ls_av_field(r, "partitions");
     if (parts && parts->kind == LS_AV_ARRAY) {
-        ls_avro_union(b, 1);
-        ls_avro_block(b, (int64_t)parts->nitems);
+        ls_ocf_union(b, 1);
+        ls_ocf_block(b, (int64_t)parts->nitems);
         for (size_t i = 0; i < parts->nitems; i++) {
             const ls_av_t *p = &parts->items[i];
-            ls_avro_bool(b, (int)ls_ice_av_long(p, "contains_null", NULL, 0));
+            ls_ocf_bool(b, (int)ls_ice_av_long(p, "contains_null", NULL, 0));
             const ls_av_t *nan = ls_av_field(p, "contains_nan");
             if (nan && nan->kind == LS_AV_BOOL)
-                ls_avro_union(b, 1), ls_avro_bool(b, (int)nan->l);
+                ls_ocf_union(b, 1), ls_ocf_bool(b, (int)nan->l);
             else
-                ls_avro_union(b, 0);
+                ls_ocf_union(b, 0);
             enc_opt_bytes(b, ls_av_field(p, "lower_bound"));
             enc_opt_bytes(b, ls_av_field(p, "upper_bound"));
         }
-        ls_avro_end(b);
+        ls_ocf_end(b);
     } else {
-        ls_avro_union(b, 0);
+        ls_ocf_union(b, 0);
     }
     enc_opt_bytes(b, ls_av_field(r, "key_metadata"));
     if (fv >= 3) enc_opt_long(b, first_row_id);
-    ls_avro_ocf_datum_done(w);
+    ls_ocf_datum_done(w);
 }

@@ -22,7 +22,7 @@
 
 #include "base/buf.h"
 #include "base/status.h"
-#include "table/avro_ocf.h"
+#include "table/ocf.h"
 #include "table/iceberg_table.h"
 
 /* Manifest entry status (spec "Manifests"). */
@@ -75,17 +75,17 @@ typedef struct ls_ice_mfile {
 
 /* The manifest list writer (OCF, deflate) of format version fv with its
  * header metadata (v3: the snapshot's first row id too). */
-ls_avro_ocf_t *ls_ice_mlist_new(int fv, int64_t snap_id, const int64_t *parent_id, int64_t seq,
-                                int64_t first_row_id);
+ls_ocf_t *ls_ice_mlist_new(int fv, int64_t snap_id, const int64_t *parent_id, int64_t seq,
+                           int64_t first_row_id);
 /* Appends a record for a manifest of entries e[0..n) in spec s (the same
  * fv as the writer's). */
-void ls_ice_mlist_add(ls_avro_ocf_t *w, int fv, const ls_ice_mfile_t *m, const ls_ice_spec_t *s,
+void ls_ice_mlist_add(ls_ocf_t *w, int fv, const ls_ice_mfile_t *m, const ls_ice_spec_t *s,
                       const ls_ice_mentry_t *e, size_t n);
 /* Appends a record read from another manifest list (any writer, v1 to v3),
  * re-encoded in this layout. v1 lists have no sequence numbers: 0. v3: its
  * first_row_id is first_row_id (-1: null; the caller keeps the record's
  * own, spec "First Row ID Assignment"). */
-void ls_ice_mlist_copy(ls_avro_ocf_t *w, int fv, const ls_av_t *r, int64_t first_row_id);
+void ls_ice_mlist_copy(ls_ocf_t *w, int fv, const ls_av_t *r, int64_t first_row_id);
 
 /* Reads a long field of a decoded record (alt: a v1 name), else dflt. */
 int64_t ls_ice_av_long(const ls_av_t *rec, const char *name, const char *alt, int64_t dflt);

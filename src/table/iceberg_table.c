@@ -996,10 +996,10 @@ static ls_status live_entries(ls_ice_table_t *t, bool with_deletes, ls_ice_mentr
     if (!list) return LS_OK;
     ls_buf_t raw;
     ls_buf_init(&raw);
-    ls_avro_file_t f;
+    ls_ocf_file_t f;
     ls_status st = ls_ice_table_get_file(t, list, &raw);
     if (st != LS_OK ||
-        (st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) != LS_OK) {
+        (st = ls_ocf_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) != LS_OK) {
         ls_buf_free(&raw);
         return st;
     }
@@ -1020,7 +1020,7 @@ static ls_status live_entries(ls_ice_table_t *t, bool with_deletes, ls_ice_mentr
             if ((st = ls_ice_read_manifest(t, r, &raw, &e, &ne)) != LS_OK) break;
             ls_ice_take_live(r, e, ne, out, n, &cap);
         }
-    ls_avro_file_free(&f);
+    ls_ocf_file_free(&f);
     ls_buf_free(&raw);
     if (st != LS_OK) {
         ls_ice_mentries_free(*out, *n);
@@ -1115,15 +1115,15 @@ ls_status ls_ice_table_remove_orphans(ls_ice_table_t *t, int64_t older_than_ms,
         if (st != LS_OK) break;
         json_object_set_new(refs, k, json_true());
         if ((st = ls_ice_table_get_file(t, k, &raw)) != LS_OK) break;
-        ls_avro_file_t f;
-        if ((st = ls_avro_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) != LS_OK) break;
+        ls_ocf_file_t f;
+        if ((st = ls_ocf_file_read(raw.data, raw.len, &f, t->err, sizeof t->err)) != LS_OK) break;
         for (size_t r = 0; r < f.nrecords; r++) {
             const ls_av_t *d = ls_av_field(&f.records[r], "data_file");
             const char *p = d ? ls_ice_av_str(d, "file_path") : NULL;
             if (p && ls_ice_entry_keeps_file(&f.records[r], json_integer_value(v), retained))
                 json_object_set_new(refs, p, json_true());
         }
-        ls_avro_file_free(&f);
+        ls_ocf_file_free(&f);
     }
     ls_buf_free(&raw);
     json_decref(retained);

@@ -17,7 +17,7 @@
 #include "base/clock.h"
 #include "base/crashpoint.h"
 #include "base/uuid.h"
-#include "table/avro_ocf.h"
+#include "table/ocf.h"
 #include "table/iceberg_manifest.h"
 struct ls_ice_table {
     ls_objstore_t *os;
@@ -62,7 +62,7 @@ typedef struct removal {
     bool overwrite; /* rows may go (copy-on-write): no row check, operation "overwrite" */
 } removal_t;
 typedef struct mlist_build {
-    ls_avro_ocf_t *w;
+    ls_ocf_t *w;
     int fv;              /* the table's format version */
     int64_t next_row_id; /* v3: the next row id to assign (spec "First Row ID Assignment") */
     int64_t snap_id, seq;

@@ -15,7 +15,7 @@
 #include "base/alloc.h"
 #include "base/clock.h"
 #include "compact/compactor.h"
-#include "compact/log_lease.h"
+#include "compact/lease.h"
 #include "log/log_meta.h"
 #include "log/log_trim.h"
 #include "log/logstore.h"
@@ -529,13 +529,13 @@ TEST(claims_are_exclusive_and_fence_commits)
     ls_meta_t *meta = ls_meta_mem_open();
     ls_lease_owner_t *a = ls_lease_owner_new(meta, "a", 60000);
     ls_lease_owner_t *b = ls_lease_owner_new(meta, "b", 60000);
-    ls_log_claim_t ca, cb;
-    CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_OK);
-    CHECK_EQ_INT(ls_log_claim(b, 7, &cb), LS_EEXISTS);
-    CHECK_EQ_INT(ls_log_claim(b, 8, &cb), LS_OK); /* other logs are free */
-    ls_log_release(b, &cb);
+    ls_lease_claim_t ca, cb;
+    CHECK_EQ_INT(ls_lease_claim_log(a, 7, &ca), LS_OK);
+    CHECK_EQ_INT(ls_lease_claim_log(b, 7, &cb), LS_EEXISTS);
+    CHECK_EQ_INT(ls_lease_claim_log(b, 8, &cb), LS_OK); /* other logs are free */
+    ls_lease_release(b, &cb);
     /* a commit fenced by A's claim applies while the claim holds ... */
-    ls_meta_cmp_t fence = ls_log_claim_cmp(&ca);
+    ls_meta_cmp_t fence = ls_lease_claim_cmp(&ca);
     ls_meta_op_t put = {.kind = LS_META_OP_PUT, .key = "/x", .klen = 2, .val = "1", .vlen = 1};
     CHECK_EQ_INT(ls_meta_txn(meta, &fence, 1, &put, 1, NULL), LS_OK);
     /* ... and not once the lease is gone, even after B claimed the log */
@@ -544,14 +544,14 @@ TEST(claims_are_exclusive_and_fence_commits)
     CHECK_EQ_INT(ls_meta_lease_revoke(meta, kv.lease), LS_OK);
     ls_kv_free(&kv);
     CHECK_EQ_INT(ls_lease_owner_keepalive(a), LS_ENOTFOUND);
-    CHECK_EQ_INT(ls_log_claim(b, 7, &cb), LS_OK);
+    CHECK_EQ_INT(ls_lease_claim_log(b, 7, &cb), LS_OK);
     CHECK_EQ_INT(ls_meta_txn(meta, &fence, 1, &put, 1, NULL), LS_ECONFLICT);
     /* A's release does not remove B's key; A can claim again after B's release */
-    ls_log_release(a, &ca);
-    CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_EEXISTS);
-    ls_log_release(b, &cb);
-    CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_OK); /* with a fresh lease */
-    ls_log_release(a, &ca);
+    ls_lease_release(a, &ca);
+    CHECK_EQ_INT(ls_lease_claim_log(a, 7, &ca), LS_EEXISTS);
+    ls_lease_release(b, &cb);
+    CHECK_EQ_INT(ls_lease_claim_log(a, 7, &ca), LS_OK); /* with a fresh lease */
+    ls_lease_release(a, &ca);
     CHECK_EQ_INT(count_keys(meta, LS_KEY_OWNER_COMPACT), 0);
     ls_lease_owner_free(a);
     ls_lease_owner_free(b);
@@ -567,16 +567,16 @@ TEST(lease_is_renewed_without_the_loop)
 {
     ls_meta_t *meta = ls_meta_mem_open();
     ls_lease_owner_t *a = ls_lease_owner_new(meta, "a", 2000);
-    ls_log_claim_t ca;
-    CHECK_EQ_INT(ls_log_claim(a, 7, &ca), LS_OK);
+    ls_lease_claim_t ca;
+    CHECK_EQ_INT(ls_lease_claim_log(a, 7, &ca), LS_OK);
     sleep(5);
-    ls_meta_cmp_t fence = ls_log_claim_cmp(&ca);
+    ls_meta_cmp_t fence = ls_lease_claim_cmp(&ca);
     ls_meta_op_t put = {.kind = LS_META_OP_PUT, .key = "/x", .klen = 2, .val = "1", .vlen = 1};
     CHECK_EQ_INT(ls_meta_txn(meta, &fence, 1, &put, 1, NULL), LS_OK);
     ls_lease_owner_t *b = ls_lease_owner_new(meta, "b", 2000);
-    ls_log_claim_t cb;
-    CHECK_EQ_INT(ls_log_claim(b, 7, &cb), LS_EEXISTS);
-    ls_log_release(a, &ca);
+    ls_lease_claim_t cb;
+    CHECK_EQ_INT(ls_lease_claim_log(b, 7, &cb), LS_EEXISTS);
+    ls_lease_release(a, &ca);
     ls_lease_owner_free(a);
     ls_lease_owner_free(b);
     ls_meta_close(meta);
@@ -588,20 +588,20 @@ TEST(a_restarted_owner_frees_its_previous_runs_claims)
     /* a crashed run of broker-4 left claims under a live lease */
     ls_lease_owner_t *dead = ls_lease_owner_new(meta, "broker-4/0000abcd", 600000);
     ls_lease_owner_t *other = ls_lease_owner_new(meta, "broker-40/00000001", 600000);
-    ls_log_claim_t c1, c2, c3;
-    CHECK_EQ_INT(ls_log_claim(dead, 1, &c1), LS_OK);
-    CHECK_EQ_INT(ls_log_claim(dead, 2, &c2), LS_OK);
-    CHECK_EQ_INT(ls_log_claim(other, 3, &c3), LS_OK);
+    ls_lease_claim_t c1, c2, c3;
+    CHECK_EQ_INT(ls_lease_claim_log(dead, 1, &c1), LS_OK);
+    CHECK_EQ_INT(ls_lease_claim_log(dead, 2, &c2), LS_OK);
+    CHECK_EQ_INT(ls_lease_claim_log(other, 3, &c3), LS_OK);
     ls_lease_owner_t *next = ls_lease_owner_new(meta, "broker-4/0000beef", 600000);
-    ls_log_claim_t n1;
-    CHECK_EQ_INT(ls_log_claim(next, 1, &n1), LS_EEXISTS);
+    ls_lease_claim_t n1;
+    CHECK_EQ_INT(ls_lease_claim_log(next, 1, &n1), LS_EEXISTS);
     CHECK_EQ_INT(ls_lease_owner_reclaim(next, "broker-4"), 1); /* one lease, two keys */
-    CHECK_EQ_INT(ls_log_claim(next, 1, &n1), LS_OK);
-    ls_log_claim_t o3;
-    CHECK_EQ_INT(ls_log_claim(next, 3, &o3), LS_EEXISTS);      /* broker-40 is someone else */
-    CHECK_EQ_INT(ls_lease_owner_reclaim(next, "broker-4"), 0); /* its own claim stays */
-    ls_log_release(next, &n1);
-    ls_log_release(other, &c3);
+    CHECK_EQ_INT(ls_lease_claim_log(next, 1, &n1), LS_OK);
+    ls_lease_claim_t o3;
+    CHECK_EQ_INT(ls_lease_claim_log(next, 3, &o3), LS_EEXISTS); /* broker-40 is someone else */
+    CHECK_EQ_INT(ls_lease_owner_reclaim(next, "broker-4"), 0);  /* its own claim stays */
+    ls_lease_release(next, &n1);
+    ls_lease_release(other, &c3);
     CHECK_EQ_INT(count_keys(meta, LS_KEY_OWNER_COMPACT), 0);
     ls_lease_owner_free(next);
     ls_lease_owner_free(other);

@@ -16,7 +16,7 @@
 #include "base/clock.h"
 #include "objstore/objstore.h"
 #include "objstore/objstore_faulty.h"
-#include "table/avro_ocf.h"
+#include "table/ocf.h"
 #include "table/iceberg_manifest.h"
 #include "table/data_files.h"
 #include "table/iceberg_raw.h"
@@ -141,13 +141,13 @@ static json_t *get_json(ls_objstore_t *os, const char *key)
     return j;
 }
 
-static ls_status get_avro(ls_objstore_t *os, const char *key, ls_avro_file_t *f)
+static ls_status get_avro(ls_objstore_t *os, const char *key, ls_ocf_file_t *f)
 {
     ls_buf_t b;
     ls_buf_init(&b);
     ls_status st = ls_objstore_get(os, key, 0, UINT64_MAX, &b);
     char err[200];
-    if (st == LS_OK) st = ls_avro_file_read(b.data, b.len, f, err, sizeof err);
+    if (st == LS_OK) st = ls_ocf_file_read(b.data, b.len, f, err, sizeof err);
     ls_buf_free(&b);
     return st;
 }
@@ -409,17 +409,17 @@ static void check_decodes_back(const ls_buf_t *m, const ls_ice_spec_t *s, const 
 /* A manifest list naming one manifest of the n entries e, in l (caller
  * frees), read into af. */
 static void read_mlist(const ls_ice_spec_t *s, ls_ice_mentry_t *e, size_t n, ls_buf_t *l,
-                       ls_avro_file_t *af)
+                       ls_ocf_file_t *af)
 {
-    ls_avro_ocf_t *w = ls_ice_mlist_new(2, 7, NULL, 1, 0);
+    ls_ocf_t *w = ls_ice_mlist_new(2, 7, NULL, 1, 0);
     ls_ice_mfile_t mf = {0};
     mf.path = "file:///t/metadata/m.avro";
     ls_ice_mlist_add(w, 2, &mf, s, e, n);
     ls_buf_init(l);
-    CHECK_EQ_INT(ls_avro_ocf_finish(w, l), LS_OK);
-    ls_avro_ocf_free(w);
+    CHECK_EQ_INT(ls_ocf_finish(w, l), LS_OK);
+    ls_ocf_free(w);
     char err[256];
-    CHECK_EQ_INT(ls_avro_file_read(l->data, l->len, af, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_ocf_file_read(l->data, l->len, af, err, sizeof err), LS_OK);
 }
 
 /* Partition values of string, decimal, uuid and null in a manifest and its
@@ -466,10 +466,10 @@ TEST(value_partitions_in_manifests)
     ls_buf_t m;
     ls_buf_init(&m);
     CHECK_EQ_INT(ls_ice_manifest_encode(&s, 2, "{}", 0, "[]", e, 3, &m), LS_OK);
-    ls_avro_file_t af;
+    ls_ocf_file_t af;
     char err[256];
-    CHECK_EQ_INT(ls_avro_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
-    const char *schema = ls_avro_file_meta(&af, "avro.schema");
+    CHECK_EQ_INT(ls_ocf_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
+    const char *schema = ls_ocf_file_meta(&af, "avro.schema");
     CHECK(schema && strstr(schema, "\"name\":\"country\",\"type\":[\"null\",\"string\"]"));
     CHECK(strstr(schema, "\"size\":4,\"logicalType\":\"decimal\",\"precision\":9,\"scale\":2"));
     CHECK(strstr(schema, "\"size\":16,\"logicalType\":\"uuid\""));
@@ -477,7 +477,7 @@ TEST(value_partitions_in_manifests)
     const ls_av_t *p0 = ls_av_field(ls_av_field(&af.records[0], "data_file"), "partition");
     CHECK(p0 && p0->items[1].kind == LS_AV_BYTES && p0->items[1].n == 4); /* fixed[4] */
     CHECK(p0->items[1].p[0] == 0xff && p0->items[1].p[2] == 0xfe && p0->items[1].p[3] == 0xd4);
-    ls_avro_file_free(&af);
+    ls_ocf_file_free(&af);
     check_decodes_back(&m, &s, e, 3, 4);
     ls_buf_t l;
     read_mlist(&s, e, 3, &l, &af);
@@ -494,7 +494,7 @@ TEST(value_partitions_in_manifests)
     CHECK(hi->n == 2 && hi->p[0] == 0x30 && hi->p[1] == 0x39); /* 12345 */
     lo = ls_av_field(ts, "lower_bound");
     CHECK(lo->n == 8 && lo->p[0] == 0x18 && lo->p[1] == 0xfc && lo->p[7] == 0xff); /* -1000 LE */
-    ls_avro_file_free(&af);
+    ls_ocf_file_free(&af);
     ls_buf_free(&l);
     ls_buf_free(&m);
     for (int i = 0; i < 3; i++)
@@ -548,10 +548,10 @@ TEST(float_and_boolean_partitions)
     ls_buf_t m;
     ls_buf_init(&m);
     CHECK_EQ_INT(ls_ice_manifest_encode(&s, 2, "{}", 0, "[]", e, 4, &m), LS_OK);
-    ls_avro_file_t af;
+    ls_ocf_file_t af;
     char err[256];
-    CHECK_EQ_INT(ls_avro_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
-    const char *schema = ls_avro_file_meta(&af, "avro.schema");
+    CHECK_EQ_INT(ls_ocf_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
+    const char *schema = ls_ocf_file_meta(&af, "avro.schema");
     CHECK(schema && strstr(schema, "\"name\":\"ok\",\"type\":[\"null\",\"boolean\"]"));
     CHECK(strstr(schema, "\"name\":\"f\",\"type\":[\"null\",\"float\"]"));
     CHECK(strstr(schema, "\"name\":\"d\",\"type\":[\"null\",\"double\"]"));
@@ -559,7 +559,7 @@ TEST(float_and_boolean_partitions)
     CHECK(p0 && p0->items[0].kind == LS_AV_BOOL && p0->items[0].l == 0);
     CHECK(p0->items[1].kind == LS_AV_DOUBLE && p0->items[1].d == 1.5);
     CHECK(p0->items[2].kind == LS_AV_DOUBLE && p0->items[2].d == -2.25);
-    ls_avro_file_free(&af);
+    ls_ocf_file_free(&af);
     check_decodes_back(&m, &s, e, 4, 3);
     ls_buf_t l;
     read_mlist(&s, e, 4, &l, &af);
@@ -580,7 +580,7 @@ TEST(float_and_boolean_partitions)
     double x;
     CHECK(lo->n == 8 && (memcpy(&x, lo->p, 8), x == -2.25));
     CHECK(hi->n == 8 && (memcpy(&x, hi->p, 8), x == 1e300));
-    ls_avro_file_free(&af);
+    ls_ocf_file_free(&af);
     ls_buf_free(&l);
     ls_buf_free(&m);
     for (int i = 0; i < 4; i++)
@@ -634,13 +634,13 @@ TEST(long_partition_values)
     ls_buf_t m;
     ls_buf_init(&m);
     CHECK_EQ_INT(ls_ice_manifest_encode(&s, 2, "{}", 0, "[]", e, 3, &m), LS_OK);
-    ls_avro_file_t af;
+    ls_ocf_file_t af;
     char err[256];
-    CHECK_EQ_INT(ls_avro_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_ocf_file_read(m.data, m.len, &af, err, sizeof err), LS_OK);
     const ls_av_t *p1 = ls_av_field(ls_av_field(&af.records[1], "data_file"), "partition");
     CHECK(p1 && p1->items[0].n == 300 && !memcmp(p1->items[0].p, urls[1], 300));
     CHECK(p1->items[1].n == 200 && !memcmp(p1->items[1].p, blob, 200));
-    ls_avro_file_free(&af);
+    ls_ocf_file_free(&af);
     ls_ice_mentry_t *back;
     size_t nb;
     CHECK_EQ_INT(ls_ice_manifest_decode(m.data, m.len, &s, &back, &nb, err, sizeof err), LS_OK);
@@ -651,20 +651,20 @@ TEST(long_partition_values)
     }
     ls_ice_mentries_free(back, nb);
 
-    ls_avro_ocf_t *w = ls_ice_mlist_new(2, 7, NULL, 1, 0);
+    ls_ocf_t *w = ls_ice_mlist_new(2, 7, NULL, 1, 0);
     ls_ice_mfile_t mf = {0};
     mf.path = "file:///t/metadata/m.avro";
     ls_ice_mlist_add(w, 2, &mf, &s, e, 3);
     ls_buf_t l;
     ls_buf_init(&l);
-    CHECK_EQ_INT(ls_avro_ocf_finish(w, &l), LS_OK);
-    ls_avro_ocf_free(w);
-    CHECK_EQ_INT(ls_avro_file_read(l.data, l.len, &af, err, sizeof err), LS_OK);
+    CHECK_EQ_INT(ls_ocf_finish(w, &l), LS_OK);
+    ls_ocf_free(w);
+    CHECK_EQ_INT(ls_ocf_file_read(l.data, l.len, &af, err, sizeof err), LS_OK);
     const ls_av_t *u = &ls_av_field(&af.records[0], "partitions")->items[0];
     const ls_av_t *lo = ls_av_field(u, "lower_bound"), *hi = ls_av_field(u, "upper_bound");
     CHECK(lo->n == 300 && !memcmp(lo->p, urls[0], 300));
     CHECK(hi->n == 300 && !memcmp(hi->p, urls[2], 300));
-    ls_avro_file_free(&af);
+    ls_ocf_file_free(&af);
     ls_buf_free(&l);
     ls_buf_free(&m);
     for (int i = 0; i < 3; i++)
@@ -794,7 +794,7 @@ TEST(table_lifecycle_mem)
     CHECK(strncmp(list, "mem://wh/ns/t/metadata/snap-", 28) == 0);
     char key[512];
     snprintf(key, sizeof key, "wh/ns/t/%s", list + strlen("mem://wh/ns/t/"));
-    ls_avro_file_t f;
+    ls_ocf_file_t f;
     CHECK_EQ_INT(get_avro(os, key, &f), LS_OK);
     CHECK_EQ_INT(f.nrecords, 2);
     CHECK_EQ_INT(ls_av_field(&f.records[0], "sequence_number")->l, 2);
@@ -804,19 +804,19 @@ TEST(table_lifecycle_mem)
     CHECK_EQ_INT(ls_av_field(&f.records[1], "partitions")->nitems, 1);
     const char *manifest = (const char *)ls_av_field(&f.records[0], "manifest_path")->p;
     snprintf(key, sizeof key, "wh/ns/t/%s", manifest + strlen("mem://wh/ns/t/"));
-    ls_avro_file_free(&f);
+    ls_ocf_file_free(&f);
     CHECK_EQ_INT(get_avro(os, key, &f), LS_OK);
-    CHECK(strcmp(ls_avro_file_meta(&f, "format-version"), "2") == 0);
-    CHECK(strcmp(ls_avro_file_meta(&f, "content"), "data") == 0);
-    CHECK(strcmp(ls_avro_file_meta(&f, "partition-spec-id"), "0") == 0);
-    CHECK(strstr(ls_avro_file_meta(&f, "partition-spec"), "\"transform\":\"day\"") != NULL);
-    CHECK(strstr(ls_avro_file_meta(&f, "schema"), "timestamptz") != NULL);
+    CHECK(strcmp(ls_ocf_file_meta(&f, "format-version"), "2") == 0);
+    CHECK(strcmp(ls_ocf_file_meta(&f, "content"), "data") == 0);
+    CHECK(strcmp(ls_ocf_file_meta(&f, "partition-spec-id"), "0") == 0);
+    CHECK(strstr(ls_ocf_file_meta(&f, "partition-spec"), "\"transform\":\"day\"") != NULL);
+    CHECK(strstr(ls_ocf_file_meta(&f, "schema"), "timestamptz") != NULL);
     CHECK(f.nrecords >= 1);
     const ls_av_t *df = ls_av_field(&f.records[0], "data_file");
     CHECK(strcmp((char *)ls_av_field(df, "file_format")->p, "PARQUET") == 0);
     CHECK_EQ_INT(ls_av_field(&f.records[0], "status")->l, 1);
     CHECK(ls_av_field(&f.records[0], "sequence_number")->kind == LS_AV_NULL);
-    ls_avro_file_free(&f);
+    ls_ocf_file_free(&f);
     json_decref(m);
 
     /* an append of no files: a snapshot that only moves summary offsets and
@@ -837,7 +837,7 @@ TEST(table_lifecycle_mem)
     CHECK_EQ_INT(get_avro(os, key, &f), LS_OK);
     CHECK_EQ_INT(f.nrecords, 2);
     CHECK_EQ_INT(ls_av_field(&f.records[0], "sequence_number")->l, 2);
-    ls_avro_file_free(&f);
+    ls_ocf_file_free(&f);
     json_decref(m);
     ls_ice_table_free(t2);
     ls_ice_table_free(t);
@@ -1019,7 +1019,7 @@ TEST(merge_fails_cleanly_at_each_put)
         json_t *snaps = json_object_get(meta, "snapshots");
         const char *list = json_string_value(
             json_object_get(json_array_get(snaps, json_array_size(snaps) - 1), "manifest-list"));
-        ls_avro_file_t lf;
+        ls_ocf_file_t lf;
         CHECK_EQ_INT(get_avro(os, list + strlen("mem://"), &lf), LS_OK);
         CHECK_EQ_INT(lf.nrecords, 2);
         int64_t rows = 0;
@@ -1027,7 +1027,7 @@ TEST(merge_fails_cleanly_at_each_put)
             rows += ls_av_field(&lf.records[i], "added_rows_count")->l +
                     ls_av_field(&lf.records[i], "existing_rows_count")->l;
         CHECK_EQ_INT(rows, 300);
-        ls_avro_file_free(&lf);
+        ls_ocf_file_free(&lf);
         json_decref(meta);
         ls_ice_table_free(t);
         ls_objstore_close(os);
@@ -1121,7 +1121,7 @@ TEST(maintenance_thousands_of_appends)
     /* the current snapshot plans every file once, with its own sequence number */
     json_t *cur = json_array_get(json_object_get(meta, "snapshots"), nsnap - 1);
     const char *list = json_string_value(json_object_get(cur, "manifest-list"));
-    ls_avro_file_t lf;
+    ls_ocf_file_t lf;
     CHECK_EQ_INT(get_avro(os, list + strlen("mem://"), &lf), LS_OK);
     CHECK(lf.nrecords <= MERGE_AT);
     unsigned char *seen = calloc(APPENDS, 1);
@@ -1157,7 +1157,7 @@ TEST(maintenance_thousands_of_appends)
     ls_ice_table_maint_stats(t, &ms);
     CHECK(ms.snapshots_expired > 0 && ms.manifests_replaced > 0 && ms.files_deleted > 0);
     free(seen);
-    ls_avro_file_free(&lf);
+    ls_ocf_file_free(&lf);
     json_decref(meta);
     ls_ice_table_free(t);
     ls_objstore_close(os);
@@ -1218,11 +1218,11 @@ TEST(orphan_files_removed)
     json_t *snaps = json_object_get(meta, "snapshots");
     const char *list = json_string_value(
         json_object_get(json_array_get(snaps, json_array_size(snaps) - 1), "manifest-list"));
-    ls_avro_file_t lf;
+    ls_ocf_file_t lf;
     CHECK_EQ_INT(get_avro(os, list + strlen("mem://"), &lf), LS_OK);
     int64_t rows = 0;
     for (size_t i = 0; i < lf.nrecords; i++) {
-        ls_avro_file_t mf;
+        ls_ocf_file_t mf;
         const char *mp = (const char *)ls_av_field(&lf.records[i], "manifest_path")->p;
         CHECK_EQ_INT(get_avro(os, mp + strlen("mem://"), &mf), LS_OK);
         for (size_t k = 0; k < mf.nrecords; k++) {
@@ -1234,10 +1234,10 @@ TEST(orphan_files_removed)
                 LS_OK);
             rows += ls_av_field(d, "record_count")->l;
         }
-        ls_avro_file_free(&mf);
+        ls_ocf_file_free(&mf);
     }
     CHECK_EQ_INT(rows, 600);
-    ls_avro_file_free(&lf);
+    ls_ocf_file_free(&lf);
     json_decref(meta);
     ls_ice_table_free(t2);
     ls_ice_table_free(t);
@@ -1441,11 +1441,11 @@ static int deleted_entries(ls_objstore_t *os, const char *prefix)
                        s) if (json_integer_value(json_object_get(s, "snapshot-id")) == cur) list =
         json_string_value(json_object_get(s, "manifest-list"));
     int deleted = -1;
-    ls_avro_file_t lf;
+    ls_ocf_file_t lf;
     if (list && get_avro(os, list + strlen("mem://"), &lf) == LS_OK) {
         deleted = 0;
         for (size_t m = 0; m < lf.nrecords && deleted >= 0; m++) {
-            ls_avro_file_t mf;
+            ls_ocf_file_t mf;
             const char *mp = (const char *)ls_av_field(&lf.records[m], "manifest_path")->p;
             if (get_avro(os, mp + strlen("mem://"), &mf) != LS_OK) {
                 deleted = -1;
@@ -1453,9 +1453,9 @@ static int deleted_entries(ls_objstore_t *os, const char *prefix)
             }
             for (size_t k = 0; k < mf.nrecords; k++)
                 deleted += ls_av_field(&mf.records[k], "status")->l == LS_ICE_DELETED;
-            ls_avro_file_free(&mf);
+            ls_ocf_file_free(&mf);
         }
-        ls_avro_file_free(&lf);
+        ls_ocf_file_free(&lf);
     }
     json_decref(meta);
     return deleted;
@@ -1630,20 +1630,20 @@ static char **loaded_files(ls_ice_table_t *t, ls_objstore_t *os)
     {
         const char *list = json_string_value(json_object_get(s, "manifest-list"));
         out[n++] = ls_strdup(list + skip);
-        ls_avro_file_t lf;
+        ls_ocf_file_t lf;
         if (get_avro(os, list + skip, &lf) != LS_OK) continue;
         for (size_t m = 0; m < lf.nrecords; m++) {
             const char *mp = (const char *)ls_av_field(&lf.records[m], "manifest_path")->p;
             out[n++] = ls_strdup(mp + skip);
-            ls_avro_file_t mf;
+            ls_ocf_file_t mf;
             if (get_avro(os, mp + skip, &mf) != LS_OK) continue;
             for (size_t k = 0; k < mf.nrecords && n < 4000; k++) {
                 const ls_av_t *d = ls_av_field(&mf.records[k], "data_file");
                 out[n++] = ls_strdup((const char *)ls_av_field(d, "file_path")->p + skip);
             }
-            ls_avro_file_free(&mf);
+            ls_ocf_file_free(&mf);
         }
-        ls_avro_file_free(&lf);
+        ls_ocf_file_free(&lf);
     }
     json_decref(meta);
     out[n] = NULL;

@@ -1,5 +1,5 @@
-/* The transaction coordinator of a broker (design note in txn_coord.h). */
-#include "server/txn_coord.h"
+/* The transaction coordinator of a broker (design note in txcoord.h). */
+#include "server/txcoord.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -26,7 +26,7 @@ typedef struct marker_job {
     ls_status st;
     bool done; /* under the coordinator's mutex */
     int refs;  /* under the coordinator's mutex */
-    ls_txn_coord_t *c;
+    ls_txcoord_t *c;
 } marker_job_t;
 
 typedef struct tid_node {
@@ -43,8 +43,8 @@ typedef struct tid_node {
  * several decisions' markers share flushes. The first also sweeps. */
 #define FINISHERS 4
 
-struct ls_txn_coord {
-    ls_txn_coord_opts_t o;
+struct ls_txcoord {
+    ls_txcoord_opts_t o;
     ls_txn_store_t *store;
     pthread_t threads[FINISHERS];
     int nstarted;
@@ -62,7 +62,7 @@ struct ls_txn_coord {
 
 static void job_unref(marker_job_t *j)
 {
-    ls_txn_coord_t *c = j->c;
+    ls_txcoord_t *c = j->c;
     pthread_mutex_lock(&c->mu);
     bool last = --j->refs == 0;
     pthread_mutex_unlock(&c->mu);
@@ -73,7 +73,7 @@ static void job_unref(marker_job_t *j)
 
 static void job_acked(marker_job_t *j)
 {
-    ls_txn_coord_t *c = j->c;
+    ls_txcoord_t *c = j->c;
     pthread_mutex_lock(&c->mu);
     j->done = true;
     pthread_cond_broadcast(&c->cv);
@@ -114,7 +114,7 @@ static void run_job(marker_job_t *j)
 
 static void on_async(uv_async_t *a)
 {
-    ls_txn_coord_t *c = a->data;
+    ls_txcoord_t *c = a->data;
     pthread_mutex_lock(&c->mu);
     marker_job_t *list = c->jobs;
     c->jobs = NULL;
@@ -130,7 +130,7 @@ static void on_async(uv_async_t *a)
 
 static ls_status log_markers(void *arg, const ls_txn_record_t *rec)
 {
-    ls_txn_coord_t *c = arg;
+    ls_txcoord_t *c = arg;
     marker_job_t *j = LS_NEW(marker_job_t);
     j->c = c;
     j->marker = (ls_log_marker_t){.producer_id = rec->marker_producer_id,
@@ -165,27 +165,27 @@ static ls_status log_markers(void *arg, const ls_txn_record_t *rec)
 
 static ls_status group_marker(void *arg, const ls_txn_record_t *rec, const char *group)
 {
-    ls_txn_coord_t *c = arg;
+    ls_txcoord_t *c = arg;
     return c->o.group_marker(c->o.arg, group, rec->marker_producer_id, rec->txn_seq,
                              rec->state == LS_TXN_PREPARE_COMMIT);
 }
 
 static ls_status new_pid(void *arg, int64_t *id)
 {
-    ls_txn_coord_t *c = arg;
+    ls_txcoord_t *c = arg;
     return c->o.new_producer_id(c->o.arg, id);
 }
 
 static bool mine(void *arg, const char *tid)
 {
-    ls_txn_coord_t *c = arg;
+    ls_txcoord_t *c = arg;
     pthread_mutex_lock(&c->mu);
     bool closing = c->closing; /* a stopping broker cuts its sweep short */
     pthread_mutex_unlock(&c->mu);
     return !closing && c->o.mine(c->o.arg, tid);
 }
 
-static void sweep(ls_txn_coord_t *c)
+static void sweep(ls_txcoord_t *c)
 {
     ls_txn_sweep_stats_t st;
     ls_status rc = ls_txn_sweep(c->store, mine, c, &st);
@@ -204,12 +204,12 @@ static void sweep(ls_txn_coord_t *c)
 }
 
 typedef struct finisher {
-    ls_txn_coord_t *c;
+    ls_txcoord_t *c;
     int index;
 } finisher_t;
 
 /* With the mutex held: appends n to the queue. */
-static void append(ls_txn_coord_t *c, tid_node_t *n)
+static void append(ls_txcoord_t *c, tid_node_t *n)
 {
     if (c->queue_tail)
         c->queue_tail->next = n;
@@ -219,7 +219,7 @@ static void append(ls_txn_coord_t *c, tid_node_t *n)
 }
 
 /* With the mutex held: is tid queued? */
-static bool requeued(const ls_txn_coord_t *c, const char *tid)
+static bool requeued(const ls_txcoord_t *c, const char *tid)
 {
     for (const tid_node_t *n = c->queue; n; n = n->next)
         if (strcmp(n->tid, tid) == 0) return true;
@@ -229,7 +229,7 @@ static bool requeued(const ls_txn_coord_t *c, const char *tid)
 /* With the mutex held: unlinks and returns the first due queued tid no other
  * finisher is working on (one decision's markers are written by one thread
  * at a time, so a log gets each marker once), or NULL. */
-static tid_node_t *take_queued(ls_txn_coord_t *c, int64_t now, int64_t *wake)
+static tid_node_t *take_queued(ls_txcoord_t *c, int64_t now, int64_t *wake)
 {
     tid_node_t *prev = NULL;
     for (tid_node_t *n = c->queue; n; prev = n, n = n->next) {
@@ -254,7 +254,7 @@ static tid_node_t *take_queued(ls_txn_coord_t *c, int64_t now, int64_t *wake)
 static void *coord_main(void *arg)
 {
     finisher_t *f = arg;
-    ls_txn_coord_t *c = f->c;
+    ls_txcoord_t *c = f->c;
     int self = f->index;
     bool sweeps = self == 0;
     ls_free(f);
@@ -306,9 +306,9 @@ static void *coord_main(void *arg)
 
 /* ---- public ---- */
 
-ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, size_t errlen)
+ls_txcoord_t *ls_txcoord_start(const ls_txcoord_opts_t *o, char *err, size_t errlen)
 {
-    ls_txn_coord_t *c = LS_NEW(ls_txn_coord_t);
+    ls_txcoord_t *c = LS_NEW(ls_txcoord_t);
     c->o = *o;
     ls_txn_store_opts_t so = {.meta = o->meta,
                               .cfg = o->cfg,
@@ -329,7 +329,7 @@ ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, size
         if (rc != 0) {
             ls_free(f);
             snprintf(err, errlen, "starting the transaction coordinator threads: %s", strerror(rc));
-            ls_txn_coord_free(c);
+            ls_txcoord_free(c);
             return NULL;
         }
         c->nstarted++;
@@ -337,9 +337,9 @@ ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, size
     return c;
 }
 
-ls_txn_store_t *ls_txn_coord_store(ls_txn_coord_t *c) { return c->store; }
+ls_txn_store_t *ls_txcoord_store(ls_txcoord_t *c) { return c->store; }
 
-void ls_txn_coord_finish(ls_txn_coord_t *c, const char *tid)
+void ls_txcoord_finish(ls_txcoord_t *c, const char *tid)
 {
     pthread_mutex_lock(&c->mu);
     if (!c->closing && !requeued(c, tid)) {
@@ -351,7 +351,7 @@ void ls_txn_coord_finish(ls_txn_coord_t *c, const char *tid)
     pthread_mutex_unlock(&c->mu);
 }
 
-void ls_txn_coord_kick(ls_txn_coord_t *c)
+void ls_txcoord_kick(ls_txcoord_t *c)
 {
     pthread_mutex_lock(&c->mu);
     c->kicked = true;
@@ -359,7 +359,7 @@ void ls_txn_coord_kick(ls_txn_coord_t *c)
     pthread_mutex_unlock(&c->mu);
 }
 
-void ls_txn_coord_stop(ls_txn_coord_t *c)
+void ls_txcoord_stop(ls_txcoord_t *c)
 {
     if (!c) return;
     pthread_mutex_lock(&c->mu);
@@ -373,7 +373,7 @@ void ls_txn_coord_stop(ls_txn_coord_t *c)
 
 static void on_async_closed(uv_handle_t *h)
 {
-    ls_txn_coord_t *c = h->data;
+    ls_txcoord_t *c = h->data;
     /* jobs the loop never picked up were abandoned by the stopped thread */
     while (c->jobs) {
         marker_job_t *j = c->jobs;
@@ -392,10 +392,10 @@ static void on_async_closed(uv_handle_t *h)
     ls_free(c);
 }
 
-void ls_txn_coord_free(ls_txn_coord_t *c)
+void ls_txcoord_free(ls_txcoord_t *c)
 {
     if (!c) return;
-    ls_txn_coord_stop(c);
+    ls_txcoord_stop(c);
     if (uv_is_closing((uv_handle_t *)&c->async))
         on_async_closed((uv_handle_t *)&c->async); /* already closed by a walk of the loop */
     else

@@ -1,6 +1,6 @@
 /* Ownership of per-log background work (compaction, retention) through a
  * metadata lease, so brokers sharing one metadata store never work on the
- * same log at once. Design note at the top of log_lease.c. */
+ * same log at once. Design note at the top of lease.c. */
 #ifndef LS_LOG_LEASE_H
 #define LS_LOG_LEASE_H
 #include <stdbool.h>
@@ -13,12 +13,12 @@ typedef struct ls_lease_owner ls_lease_owner_t;
 
 /* A claim on one log (or one table's commit), held by one task (one worker
  * thread). */
-typedef struct ls_log_claim {
+typedef struct ls_lease_claim {
     int64_t log_id;
     bool held;
     int64_t rev; /* mod_rev of the owner key as we wrote it */
     char key[64];
-} ls_log_claim_t;
+} ls_lease_claim_t;
 
 /* name identifies the owner in the key's value (diagnostics). No I/O; starts
  * the thread that renews the lease every ttl_ms/3 while one is held. */
@@ -41,13 +41,13 @@ ls_status ls_lease_owner_keepalive(ls_lease_owner_t *o);
 /* Takes ownership of log_id for one task. LS_OK: claimed (c->held);
  * LS_EEXISTS: another owner holds it (skip the log); else a store error.
  * Grants (or re-grants) the lease when needed. Blocking. */
-ls_status ls_log_claim(ls_lease_owner_t *o, int64_t log_id, ls_log_claim_t *c);
+ls_status ls_lease_claim_log(ls_lease_owner_t *o, int64_t log_id, ls_lease_claim_t *c);
 /* Takes ownership of the table commit of stream_no for one pass (same
- * results); released with ls_log_release. */
-ls_status ls_table_claim(ls_lease_owner_t *o, int64_t stream_no, ls_log_claim_t *c);
+ * results); released with ls_lease_release. */
+ls_status ls_lease_claim_table(ls_lease_owner_t *o, int64_t stream_no, ls_lease_claim_t *c);
 /* The compare every commit of the task carries: it fails once the claim is
  * lost (lease expired, key deleted or re-created by another owner). */
-ls_meta_cmp_t ls_log_claim_cmp(const ls_log_claim_t *c);
+ls_meta_cmp_t ls_lease_claim_cmp(const ls_lease_claim_t *c);
 /* Ends the task: deletes the owner key if it is still ours. Blocking. */
-void ls_log_release(ls_lease_owner_t *o, ls_log_claim_t *c);
+void ls_lease_release(ls_lease_owner_t *o, ls_lease_claim_t *c);
 #endif

@@ -1,6 +1,6 @@
-/* Avro object container writer; see avro_ocf.h. Blocks are kept in memory
+/* Avro object container writer; see ocf.h. Blocks are kept in memory
  * (already compressed) until finish writes header + blocks. */
-#include "table/avro_ocf.h"
+#include "table/ocf.h"
 
 #include <string.h>
 #include <zlib.h>
@@ -8,9 +8,9 @@
 #include "base/alloc.h"
 #include "base/uuid.h"
 
-struct ls_avro_ocf {
+struct ls_ocf {
     char *schema;
-    ls_avro_codec codec;
+    ls_ocf_codec codec;
     size_t block_bytes;
     ls_buf_t meta; /* encoded caller key/value pairs */
     int64_t nmeta;
@@ -21,7 +21,7 @@ struct ls_avro_ocf {
     uint8_t sync[16];
 };
 
-void ls_avro_long(ls_buf_t *b, int64_t v)
+void ls_ocf_long(ls_buf_t *b, int64_t v)
 {
     uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
     uint8_t tmp[10];
@@ -34,19 +34,19 @@ void ls_avro_long(ls_buf_t *b, int64_t v)
     ls_buf_append(b, tmp, (size_t)n);
 }
 
-void ls_avro_bool(ls_buf_t *b, int v) { ls_buf_append_u8(b, v ? 1 : 0); }
+void ls_ocf_bool(ls_buf_t *b, int v) { ls_buf_append_u8(b, v ? 1 : 0); }
 
-void ls_avro_bytes(ls_buf_t *b, const void *p, size_t n)
+void ls_ocf_bytes(ls_buf_t *b, const void *p, size_t n)
 {
-    ls_avro_long(b, (int64_t)n);
+    ls_ocf_long(b, (int64_t)n);
     ls_buf_append(b, p, n);
 }
 
-void ls_avro_string(ls_buf_t *b, const char *s) { ls_avro_bytes(b, s, strlen(s)); }
+void ls_ocf_string(ls_buf_t *b, const char *s) { ls_ocf_bytes(b, s, strlen(s)); }
 
-ls_avro_ocf_t *ls_avro_ocf_new(const char *schema_json, ls_avro_codec codec, size_t block_bytes)
+ls_ocf_t *ls_ocf_new(const char *schema_json, ls_ocf_codec codec, size_t block_bytes)
 {
-    ls_avro_ocf_t *w = LS_NEW(ls_avro_ocf_t);
+    ls_ocf_t *w = LS_NEW(ls_ocf_t);
     w->schema = ls_strdup(schema_json);
     w->codec = codec;
     w->block_bytes = block_bytes ? block_bytes : 64 << 10;
@@ -57,7 +57,7 @@ ls_avro_ocf_t *ls_avro_ocf_new(const char *schema_json, ls_avro_codec codec, siz
     return w;
 }
 
-void ls_avro_ocf_free(ls_avro_ocf_t *w)
+void ls_ocf_free(ls_ocf_t *w)
 {
     if (!w) return;
     ls_free(w->schema);
@@ -67,21 +67,21 @@ void ls_avro_ocf_free(ls_avro_ocf_t *w)
     ls_free(w);
 }
 
-void ls_avro_ocf_meta(ls_avro_ocf_t *w, const char *key, const void *val, size_t n)
+void ls_ocf_meta(ls_ocf_t *w, const char *key, const void *val, size_t n)
 {
-    ls_avro_string(&w->meta, key);
-    ls_avro_bytes(&w->meta, val, n);
+    ls_ocf_string(&w->meta, key);
+    ls_ocf_bytes(&w->meta, val, n);
     w->nmeta++;
 }
 
-void ls_avro_ocf_meta_str(ls_avro_ocf_t *w, const char *key, const char *val)
+void ls_ocf_meta_str(ls_ocf_t *w, const char *key, const char *val)
 {
-    ls_avro_ocf_meta(w, key, val, strlen(val));
+    ls_ocf_meta(w, key, val, strlen(val));
 }
 
-ls_buf_t *ls_avro_ocf_datum(ls_avro_ocf_t *w) { return &w->block; }
+ls_buf_t *ls_ocf_datum(ls_ocf_t *w) { return &w->block; }
 
-int64_t ls_avro_ocf_count(const ls_avro_ocf_t *w) { return w->count; }
+int64_t ls_ocf_count(const ls_ocf_t *w) { return w->count; }
 
 static ls_status deflate_raw(const uint8_t *in, size_t len, ls_buf_t *out)
 {
@@ -102,11 +102,11 @@ static ls_status deflate_raw(const uint8_t *in, size_t len, ls_buf_t *out)
     return rc == Z_STREAM_END ? LS_OK : LS_EIO;
 }
 
-static ls_status close_block(ls_avro_ocf_t *w)
+static ls_status close_block(ls_ocf_t *w)
 {
     if (!w->block_count) return LS_OK;
-    ls_avro_long(&w->blocks, w->block_count);
-    if (w->codec == LS_AVRO_CODEC_DEFLATE) {
+    ls_ocf_long(&w->blocks, w->block_count);
+    if (w->codec == LS_OCF_CODEC_DEFLATE) {
         ls_buf_t z;
         ls_buf_init(&z);
         ls_status st = deflate_raw(w->block.data, w->block.len, &z);
@@ -114,10 +114,10 @@ static ls_status close_block(ls_avro_ocf_t *w)
             ls_buf_free(&z);
             return st;
         }
-        ls_avro_bytes(&w->blocks, z.data, z.len);
+        ls_ocf_bytes(&w->blocks, z.data, z.len);
         ls_buf_free(&z);
     } else {
-        ls_avro_bytes(&w->blocks, w->block.data, w->block.len);
+        ls_ocf_bytes(&w->blocks, w->block.data, w->block.len);
     }
     ls_buf_append(&w->blocks, w->sync, sizeof w->sync);
     w->block.len = 0;
@@ -125,25 +125,25 @@ static ls_status close_block(ls_avro_ocf_t *w)
     return LS_OK;
 }
 
-ls_status ls_avro_ocf_datum_done(ls_avro_ocf_t *w)
+ls_status ls_ocf_datum_done(ls_ocf_t *w)
 {
     w->block_count++;
     w->count++;
     return w->block.len >= w->block_bytes ? close_block(w) : LS_OK;
 }
 
-ls_status ls_avro_ocf_finish(ls_avro_ocf_t *w, ls_buf_t *out)
+ls_status ls_ocf_finish(ls_ocf_t *w, ls_buf_t *out)
 {
     ls_status st = close_block(w);
     if (st != LS_OK) return st;
     ls_buf_append(out, "Obj\x01", 4);
-    ls_avro_long(out, w->nmeta + 2);
-    ls_avro_string(out, "avro.schema");
-    ls_avro_string(out, w->schema);
-    ls_avro_string(out, "avro.codec");
-    ls_avro_string(out, w->codec == LS_AVRO_CODEC_DEFLATE ? "deflate" : "null");
+    ls_ocf_long(out, w->nmeta + 2);
+    ls_ocf_string(out, "avro.schema");
+    ls_ocf_string(out, w->schema);
+    ls_ocf_string(out, "avro.codec");
+    ls_ocf_string(out, w->codec == LS_OCF_CODEC_DEFLATE ? "deflate" : "null");
     ls_buf_append(out, w->meta.data, w->meta.len);
-    ls_avro_end(out);
+    ls_ocf_end(out);
     ls_buf_append(out, w->sync, sizeof w->sync);
     ls_buf_append(out, w->blocks.data, w->blocks.len);
     return LS_OK;
@@ -437,7 +437,7 @@ static void rd_value(rd_t *r, const at_t *t, ls_av_t *v, int depth)
         v->kind = LS_AV_RECORD;
         v->nitems = t->nsub;
         v->items = LS_NEWN(ls_av_t, t->nsub ? t->nsub : 1);
-        v->keys = t->names; /* borrowed from the schema: see ls_avro_file_read */
+        v->keys = t->names; /* borrowed from the schema: see ls_ocf_file_read */
         for (size_t i = 0; i < t->nsub && !r->bad; i++)
             rd_value(r, t->sub[i], &v->items[i], depth + 1);
         return;
@@ -534,8 +534,8 @@ static ls_status inflate_raw(const uint8_t *in, size_t len, ls_buf_t *out)
     return rc == Z_STREAM_END ? LS_OK : LS_ECORRUPT;
 }
 
-ls_status ls_avro_file_read(const uint8_t *data, size_t len, ls_avro_file_t *f, char *err,
-                            size_t errlen)
+ls_status ls_ocf_file_read(const uint8_t *data, size_t len, ls_ocf_file_t *f, char *err,
+                           size_t errlen)
 {
     memset(f, 0, sizeof *f);
     rd_t r = {data, data + len, data, 0, err, errlen};
@@ -569,8 +569,8 @@ ls_status ls_avro_file_read(const uint8_t *data, size_t len, ls_avro_file_t *f, 
     }
     const uint8_t *sync = rd_take(&r, 16);
     if (r.bad) goto out;
-    const char *schema = ls_avro_file_meta(f, "avro.schema");
-    const char *codec = ls_avro_file_meta(f, "avro.codec");
+    const char *schema = ls_ocf_file_meta(f, "avro.schema");
+    const char *codec = ls_ocf_file_meta(f, "avro.codec");
     if (codec && strcmp(codec, "null") && strcmp(codec, "deflate")) {
         snprintf(err, errlen, "avro: unsupported codec %s", codec);
         st = LS_EINVAL;
@@ -627,11 +627,11 @@ ls_status ls_avro_file_read(const uint8_t *data, size_t len, ls_avro_file_t *f, 
     if (!r.bad) st = LS_OK;
 out:
     at_ctx_free(&c);
-    if (st != LS_OK) ls_avro_file_free(f);
+    if (st != LS_OK) ls_ocf_file_free(f);
     return st;
 }
 
-void ls_avro_file_free(ls_avro_file_t *f)
+void ls_ocf_file_free(ls_ocf_file_t *f)
 {
     for (size_t i = 0; i < f->nrecords; i++)
         av_free_owned(&f->records[i]);
@@ -642,7 +642,7 @@ void ls_avro_file_free(ls_avro_file_t *f)
     memset(f, 0, sizeof *f);
 }
 
-const char *ls_avro_file_meta(const ls_avro_file_t *f, const char *key)
+const char *ls_ocf_file_meta(const ls_ocf_file_t *f, const char *key)
 {
     for (size_t i = 0; i < f->nmeta; i++)
         if (!strcmp(f->meta[2 * i], key)) return f->meta[2 * i + 1];

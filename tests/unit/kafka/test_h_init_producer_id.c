@@ -1,4 +1,4 @@
-/* InitProducerId handler (kafka/h_producer.c) error paths, through the
+/* InitProducerId handler (kafka/h_init_producer_id.c) error paths, through the
  * handler harness (kafka_fake.h): the exact Kafka error code, and no
  * producer id handed out. (Transactional ids past the authorization check
  * go to the transaction coordinator, h_txn.c: test_h_txn.c.) */

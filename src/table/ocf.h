@@ -12,8 +12,8 @@
  * then blocks of (long count, long byte size, datums [deflated], sync).
  * Codecs: null and deflate (raw RFC 1951, no zlib header).
  *
- * Use: new → meta... → for each datum: ls_avro_ocf_datum() to get the buffer,
- * encode into it with the ls_avro_* encoders, ls_avro_ocf_datum_done() →
+ * Use: new → meta... → for each datum: ls_ocf_datum() to get the buffer,
+ * encode into it with the ls_ocf_* encoders, ls_ocf_datum_done() →
  * finish (appends the whole file to out) → free. One thread per writer. */
 #ifndef LS_AVRO_OCF_H
 #define LS_AVRO_OCF_H
@@ -22,37 +22,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum ls_avro_codec { LS_AVRO_CODEC_NULL = 0, LS_AVRO_CODEC_DEFLATE = 1 } ls_avro_codec;
+typedef enum ls_ocf_codec { LS_OCF_CODEC_NULL = 0, LS_OCF_CODEC_DEFLATE = 1 } ls_ocf_codec;
 
-typedef struct ls_avro_ocf ls_avro_ocf_t;
+typedef struct ls_ocf ls_ocf_t;
 
 /* block_bytes: uncompressed datum bytes per block (0: 64 KiB). */
-ls_avro_ocf_t *ls_avro_ocf_new(const char *schema_json, ls_avro_codec codec, size_t block_bytes);
-void ls_avro_ocf_free(ls_avro_ocf_t *w);
+ls_ocf_t *ls_ocf_new(const char *schema_json, ls_ocf_codec codec, size_t block_bytes);
+void ls_ocf_free(ls_ocf_t *w);
 /* Header metadata (copied). Keys starting with "avro." are reserved. */
-void ls_avro_ocf_meta(ls_avro_ocf_t *w, const char *key, const void *val, size_t n);
-void ls_avro_ocf_meta_str(ls_avro_ocf_t *w, const char *key, const char *val);
+void ls_ocf_meta(ls_ocf_t *w, const char *key, const void *val, size_t n);
+void ls_ocf_meta_str(ls_ocf_t *w, const char *key, const char *val);
 /* The buffer the next datum is encoded into (appended to the open block). */
-ls_buf_t *ls_avro_ocf_datum(ls_avro_ocf_t *w);
-ls_status ls_avro_ocf_datum_done(ls_avro_ocf_t *w);
+ls_buf_t *ls_ocf_datum(ls_ocf_t *w);
+ls_status ls_ocf_datum_done(ls_ocf_t *w);
 /* Appends the complete file to out. */
-ls_status ls_avro_ocf_finish(ls_avro_ocf_t *w, ls_buf_t *out);
-int64_t ls_avro_ocf_count(const ls_avro_ocf_t *w);
+ls_status ls_ocf_finish(ls_ocf_t *w, ls_buf_t *out);
+int64_t ls_ocf_count(const ls_ocf_t *w);
 
 /* Binary encoding (Avro specification, "Binary Encoding"). */
-void ls_avro_long(ls_buf_t *b, int64_t v); /* zigzag varint; also int */
-void ls_avro_bool(ls_buf_t *b, int v);
-void ls_avro_bytes(ls_buf_t *b, const void *p, size_t n);
-void ls_avro_string(ls_buf_t *b, const char *s);
+void ls_ocf_long(ls_buf_t *b, int64_t v); /* zigzag varint; also int */
+void ls_ocf_bool(ls_buf_t *b, int v);
+void ls_ocf_bytes(ls_buf_t *b, const void *p, size_t n);
+void ls_ocf_string(ls_buf_t *b, const char *s);
 /* Union: the branch index, then the branch's value (nothing for null). */
-static inline void ls_avro_union(ls_buf_t *b, int branch) { ls_avro_long(b, branch); }
-/* Arrays and maps: ls_avro_block(b, n) before n items (skip when n == 0),
- * ls_avro_end(b) after the last block. Map items are string key + value. */
-static inline void ls_avro_block(ls_buf_t *b, int64_t n)
+static inline void ls_ocf_union(ls_buf_t *b, int branch) { ls_ocf_long(b, branch); }
+/* Arrays and maps: ls_ocf_block(b, n) before n items (skip when n == 0),
+ * ls_ocf_end(b) after the last block. Map items are string key + value. */
+static inline void ls_ocf_block(ls_buf_t *b, int64_t n)
 {
-    if (n) ls_avro_long(b, n);
+    if (n) ls_ocf_long(b, n);
 }
-static inline void ls_avro_end(ls_buf_t *b) { ls_avro_long(b, 0); }
+static inline void ls_ocf_end(ls_buf_t *b) { ls_ocf_long(b, 0); }
 
 /* ---- Reading (for manifest lists / manifests written by us or by other
  * engines). The whole file is decoded against its own writer schema into a
@@ -85,17 +85,17 @@ typedef struct ls_av {
     char **keys;
 } ls_av_t;
 
-typedef struct ls_avro_file {
+typedef struct ls_ocf_file {
     ls_av_t *records;
     size_t nrecords;
     char **meta;  /* header metadata: key, value, key, value ... (NUL-terminated) */
     size_t nmeta; /* number of pairs */
-} ls_avro_file_t;
+} ls_ocf_file_t;
 
-ls_status ls_avro_file_read(const uint8_t *data, size_t len, ls_avro_file_t *f, char *err,
-                            size_t errlen);
-void ls_avro_file_free(ls_avro_file_t *f);
-const char *ls_avro_file_meta(const ls_avro_file_t *f, const char *key);
+ls_status ls_ocf_file_read(const uint8_t *data, size_t len, ls_ocf_file_t *f, char *err,
+                           size_t errlen);
+void ls_ocf_file_free(ls_ocf_file_t *f);
+const char *ls_ocf_file_meta(const ls_ocf_file_t *f, const char *key);
 /* Field of a record by name, or NULL. */
 const ls_av_t *ls_av_field(const ls_av_t *rec, const char *name);
 #endif

@@ -34,7 +34,7 @@
  * had just claimed a log with it). A lease ends only when the process stops
  * (free revokes it), dies (TTL), or cannot reach the store for a TTL.
  * Threads: any; the lease id is guarded by a mutex; one renewal thread. */
-#include "compact/log_lease.h"
+#include "compact/lease.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -177,7 +177,7 @@ ls_status ls_lease_owner_keepalive(ls_lease_owner_t *o)
     return st;
 }
 
-static ls_status claim_key(ls_lease_owner_t *o, ls_log_claim_t *c)
+static ls_status claim_key(ls_lease_owner_t *o, ls_lease_claim_t *c)
 {
     size_t klen = strlen(c->key);
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -223,7 +223,7 @@ static ls_status claim_key(ls_lease_owner_t *o, ls_log_claim_t *c)
     return LS_EEXISTS;
 }
 
-ls_status ls_log_claim(ls_lease_owner_t *o, int64_t log_id, ls_log_claim_t *c)
+ls_status ls_lease_claim_log(ls_lease_owner_t *o, int64_t log_id, ls_lease_claim_t *c)
 {
     memset(c, 0, sizeof *c);
     c->log_id = log_id;
@@ -231,7 +231,7 @@ ls_status ls_log_claim(ls_lease_owner_t *o, int64_t log_id, ls_log_claim_t *c)
     return claim_key(o, c);
 }
 
-ls_status ls_table_claim(ls_lease_owner_t *o, int64_t stream_no, ls_log_claim_t *c)
+ls_status ls_lease_claim_table(ls_lease_owner_t *o, int64_t stream_no, ls_lease_claim_t *c)
 {
     memset(c, 0, sizeof *c);
     c->log_id = -1;
@@ -240,17 +240,17 @@ ls_status ls_table_claim(ls_lease_owner_t *o, int64_t stream_no, ls_log_claim_t 
     return claim_key(o, c);
 }
 
-ls_meta_cmp_t ls_log_claim_cmp(const ls_log_claim_t *c)
+ls_meta_cmp_t ls_lease_claim_cmp(const ls_lease_claim_t *c)
 {
     return (ls_meta_cmp_t){
         .kind = LS_META_CMP_MOD_REV, .key = c->key, .klen = strlen(c->key), .rev = c->rev};
 }
 
-void ls_log_release(ls_lease_owner_t *o, ls_log_claim_t *c)
+void ls_lease_release(ls_lease_owner_t *o, ls_lease_claim_t *c)
 {
     if (!c->held) return;
     c->held = false;
-    ls_meta_cmp_t cmp = ls_log_claim_cmp(c);
+    ls_meta_cmp_t cmp = ls_lease_claim_cmp(c);
     ls_meta_op_t op = {.kind = LS_META_OP_DEL, .key = c->key, .klen = strlen(c->key)};
     ls_status st = ls_meta_txn(o->meta, &cmp, 1, &op, 1, NULL);
     if (st != LS_OK && st != LS_ECONFLICT)

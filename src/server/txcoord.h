@@ -5,12 +5,12 @@
  * Design note:
  *  - Requests (InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn)
  *    run their compare-and-set steps on the broker's worker threads through
- *    ls_txn_coord_store(); they only touch the metadata store.
+ *    ls_txcoord_store(); they only touch the metadata store.
  *  - Finishing a decision writes markers, and a log marker is an append to
  *    log storage, which lives on the loop thread and whose flushes run on the
  *    same worker pool. A worker blocked on a marker could therefore starve
  *    the flush it waits for, so decisions are finished by threads of our
- *    own: four take tids from a queue (ls_txn_coord_finish, from any thread;
+ *    own: four take tids from a queue (ls_txcoord_finish, from any thread;
  *    a tid already queued is not queued twice, and one being finished is
  *    left queued until its finisher is done, so a log gets each marker once;
  *    the sweep finishing the same tid at that moment would only add a
@@ -31,15 +31,15 @@
  *  - A finish that fails retriably (a lost head compare, a failed flush) is
  *    queued again after 100 ms x its attempts, up to 8 times; after that, or
  *    on any other failure, the sweep retries it.
- *  - Stopping: ls_txn_coord_stop (a worker, never the loop) marks the
+ *  - Stopping: ls_txcoord_stop (a worker, never the loop) marks the
  *    coordinator closing, which wakes threads waiting on the loop (their
  *    markers are abandoned: the loop frees them when their appends end) and
  *    cuts a sweep short, and joins them; requests still running meanwhile
  *    find no new finish queued. The coordinator (and its store, which
- *    requests read) lives until ls_txn_coord_free, called once the loop
+ *    requests read) lives until ls_txcoord_free, called once the loop
  *    ran dry and every handle of it was closed (log storage has flushed
  *    every marker by then).
- * Threads: ls_txn_coord_finish and ls_txn_coord_kick from any thread; start,
+ * Threads: ls_txcoord_finish and ls_txcoord_kick from any thread; start,
  * stop and free as said. */
 #ifndef LS_TXN_COORD_H
 #define LS_TXN_COORD_H
@@ -51,9 +51,9 @@
 #include "meta/meta.h"
 #include "txn/txn_store.h"
 
-typedef struct ls_txn_coord ls_txn_coord_t;
+typedef struct ls_txcoord ls_txcoord_t;
 
-typedef struct ls_txn_coord_opts {
+typedef struct ls_txcoord_opts {
     uv_loop_t *loop;
     ls_meta_t *meta;
     ls_logstore_t *logs;
@@ -67,13 +67,13 @@ typedef struct ls_txn_coord_opts {
     ls_status (*group_marker)(void *arg, const char *group, int64_t producer_id, int64_t txn_seq,
                               bool commit);
     void *arg;
-} ls_txn_coord_opts_t;
+} ls_txcoord_opts_t;
 
-ls_txn_coord_t *ls_txn_coord_start(const ls_txn_coord_opts_t *o, char *err, size_t errlen);
-ls_txn_store_t *ls_txn_coord_store(ls_txn_coord_t *c);
-void ls_txn_coord_finish(ls_txn_coord_t *c, const char *tid);
-void ls_txn_coord_kick(ls_txn_coord_t *c);
-void ls_txn_coord_stop(ls_txn_coord_t *c);
-void ls_txn_coord_free(ls_txn_coord_t *c); /* NULL: no-op */
+ls_txcoord_t *ls_txcoord_start(const ls_txcoord_opts_t *o, char *err, size_t errlen);
+ls_txn_store_t *ls_txcoord_store(ls_txcoord_t *c);
+void ls_txcoord_finish(ls_txcoord_t *c, const char *tid);
+void ls_txcoord_kick(ls_txcoord_t *c);
+void ls_txcoord_stop(ls_txcoord_t *c);
+void ls_txcoord_free(ls_txcoord_t *c); /* NULL: no-op */
 
 #endif
