@@ -14,7 +14,7 @@
 #   tools/s3/radosgw.sh start-rgw DIR start radosgw again on the same port
 #   tools/s3/radosgw.sh status DIR    exit 0 when the S3 endpoint answers
 #
-# The cluster (RECIPES.md "S3-compatible servers"): 1 mon + 1 OSD with
+# The cluster (docs/OBJECT_STORES.md): 1 mon + 1 OSD with
 # `osd objectstore = memstore`, auth none, pool size 1, everything bound to
 # 127.0.0.1 on free ports, data and logs under DIR. Only PIDs recorded in
 # DIR/pids are ever signalled. Startup takes ~15 s; memory ~200 MB + data.
@@ -103,7 +103,7 @@ start_rgw() {
 }
 
 s3_curl() {
-    # curl's own SigV4 (RECIPES: it needs x-amz-content-sha256 added by hand)
+    # curl's own SigV4 signs no payload hash: the x-amz-content-sha256 header is added by hand
     curl -s --max-time 20 --aws-sigv4 "aws:amz:$REGION:s3" --user "$ACCESS_KEY:$SECRET_KEY" \
         -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$@"
 }
