@@ -850,7 +850,7 @@ static const char *const secproto_names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT
 const char *ls_secproto_name(ls_secproto p) { return secproto_names[p]; }
 
 /* The protocol listener name maps to in listener.security.protocol.map
- * (Kafka's default map when unset): 0, or -1 with err set. */
+ * (Kafka's default map when unset): LS_OK, or LS_EINVAL with err set. */
 static ls_status listener_protocol(const ls_config_t *c, const char *lname, ls_secproto *out,
                                    char *err, size_t errlen)
 {

@@ -30,7 +30,7 @@ static const char *set_err(const char *key, const char *value)
     ls_config_t c;
     ls_config_init(&c);
     err[0] = 0;
-    int rc = ls_config_set(&c, key, value, err, sizeof err);
+    ls_status rc = ls_config_set(&c, key, value, err, sizeof err);
     ls_config_free(&c);
     return rc == 0 ? NULL : err;
 }
@@ -343,7 +343,7 @@ TEST(file_parsing)
     ls_config_t c;
     char err[256] = "";
     ls_config_init(&c);
-    int rc = ls_config_load_file(&c, path, err, sizeof err);
+    ls_status rc = ls_config_load_file(&c, path, err, sizeof err);
     if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
     CHECK(strcmp(c.data_dir, "/srv/ls") == 0);
@@ -477,7 +477,7 @@ TEST(precedence_file_env_flags)
     setenv("LAKESTREAM_NUM_PARTITIONS", "5", 1);
     char *argv[] = {flag_cfg, "--wal.flush.max.bytes=3MiB"};
     ls_config_init(&c);
-    int rc = ls_config_load(&c, 2, argv, err, sizeof err);
+    ls_status rc = ls_config_load(&c, 2, argv, err, sizeof err);
     if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
     CHECK_EQ_INT(c.wal_flush_max_bytes, 3 << 20); /* flag beats env beats file */
@@ -648,7 +648,7 @@ TEST(help_output_is_a_config_file_of_defaults)
     char err[512] = "";
     ls_config_init(&a);
     ls_config_init(&b);
-    int rc = ls_config_load_file(&a, path, err, sizeof err);
+    ls_status rc = ls_config_load_file(&a, path, err, sizeof err);
     if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
     CHECK_EQ_INT(ls_config_finish(&a, err, sizeof err), 0);

@@ -290,10 +290,10 @@ TEST(subscription_values_are_checked_as_kafka_does)
     char err[512];
     CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "100", err, sizeof err), 0);
     CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", " 3600000 ", err, sizeof err), 0);
-    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "99", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "99", err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "interval.ms") && strstr(err, "99"));
-    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "3600001", err, sizeof err), -1);
-    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "ten", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "3600001", err, sizeof err), LS_EINVAL);
+    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "ten", err, sizeof err), LS_EINVAL);
     CHECK_EQ_INT(
         ls_telemetry_subs_check("metrics", "org.apache.kafka.producer., *", err, sizeof err), 0);
     CHECK_EQ_INT(ls_telemetry_subs_check("match",
@@ -301,14 +301,15 @@ TEST(subscription_values_are_checked_as_kafka_does)
                                          "client_id=.*-prod",
                                          err, sizeof err),
                  0);
-    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_name=x", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_name=x", err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "match") && strstr(err, "client_name=x"));
-    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=a=b", err, sizeof err), -1);
-    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=", err, sizeof err), -1);
-    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=[unclosed", err, sizeof err), -1);
-    CHECK_EQ_INT(ls_telemetry_subs_check("colour", "blue", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=a=b", err, sizeof err), LS_EINVAL);
+    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=", err, sizeof err), LS_EINVAL);
+    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=[unclosed", err, sizeof err),
+                 LS_EINVAL);
+    CHECK_EQ_INT(ls_telemetry_subs_check("colour", "blue", err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "colour"));
-    CHECK_EQ_INT(ls_telemetry_subs_check("colour", NULL, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_telemetry_subs_check("colour", NULL, err, sizeof err), LS_EINVAL);
 }
 
 TEST(matching_takes_every_subscription_a_client_matches)
