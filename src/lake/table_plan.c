@@ -66,7 +66,7 @@ typedef struct since_arg {
 
 /* Sets or removes the since key unless a concurrent change already did. */
 static ls_status since_change(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
-                              int *nout, char *err, int errlen)
+                              int *nout, char *err, size_t errlen)
 {
     since_arg_t *a = arg;
     ls_free(a->buf);
