@@ -566,14 +566,16 @@ bad:
     return LS_EINVAL;
 }
 
-static int rules_apply(const rules_t *r, const char *dn, char *out, size_t cap, char *why,
-                       size_t whylen)
+/* LS_OK with the principal in out, or LS_ENOTFOUND (why) when no rule
+ * applies. */
+static ls_status rules_apply(const rules_t *r, const char *dn, char *out, size_t cap, char *why,
+                             size_t whylen)
 {
     for (int i = 0; i < r->n; i++) {
         const rule_t *ru = &r->v[i];
         if (ru->is_default) {
             snprintf(out, cap, "User:%s", dn);
-            return 1;
+            return LS_OK;
         }
         pcre2_match_data *md = pcre2_match_data_create_from_pattern(ru->re, NULL);
         int m = pcre2_match(ru->re, (PCRE2_SPTR)dn, strlen(dn), 0,
@@ -589,18 +591,19 @@ static int rules_apply(const rules_t *r, const char *dn, char *out, size_t cap, 
         for (PCRE2_SIZE k = 0; k < rlen && ru->kase; k++)
             res[k] = (PCRE2_UCHAR)(ru->kase == 'L' ? tolower(res[k]) : toupper(res[k]));
         snprintf(out, cap, "User:%.*s", (int)rlen, (const char *)res);
-        return 1;
+        return LS_OK;
     }
     snprintf(why, whylen, "no rule of ssl.principal.mapping.rules applies to '%s'", dn);
-    return -1;
+    return LS_ENOTFOUND;
 }
 
-int ls_tls_map_principal(const char *rules, const char *dn, char *out, size_t cap, char *why,
-                         size_t whylen)
+ls_status ls_tls_map_principal(const char *rules, const char *dn, char *out, size_t cap, char *why,
+                               size_t whylen)
 {
     rules_t r;
-    if (rules_parse(rules, &r, why, whylen) != 0) return -1;
-    int rc = rules_apply(&r, dn, out, cap, why, whylen);
+    ls_status rc = rules_parse(rules, &r, why, whylen);
+    if (rc != LS_OK) return rc;
+    rc = rules_apply(&r, dn, out, cap, why, whylen);
     rules_free(&r);
     return rc;
 }
@@ -740,10 +743,13 @@ void *ls_tls_conn_take_output(ls_tls_conn_t *c, size_t *len)
 
 bool ls_tls_conn_established(const ls_tls_conn_t *c) { return SSL_is_init_finished(c->ssl); }
 
-int ls_tls_conn_principal(ls_tls_conn_t *c, char *out, size_t cap, char *why, size_t whylen)
+ls_status ls_tls_conn_principal(ls_tls_conn_t *c, char *out, size_t cap, char *why, size_t whylen)
 {
     X509 *peer = SSL_get1_peer_certificate(c->ssl);
-    if (!peer) return 0;
+    if (!peer) {
+        if (cap) out[0] = 0;
+        return LS_OK;
+    }
     BIO *b = BIO_new(BIO_s_mem());
     X509_NAME_print_ex(b, X509_get_subject_name(peer), 0, XN_FLAG_RFC2253);
     char dn[1024];

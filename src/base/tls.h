@@ -67,12 +67,15 @@ void *ls_tls_conn_take_output(ls_tls_conn_t *c, size_t *len);
 /* True once the handshake has completed. */
 bool ls_tls_conn_established(const ls_tls_conn_t *c);
 /* The principal of the peer's certificate by ssl.principal.mapping.rules
- * ("User:CN=...,O=..." by DEFAULT): 1 with out set, 0 when the peer sent no
- * certificate, -1 when no rule applies (why). After the handshake. */
-int ls_tls_conn_principal(ls_tls_conn_t *c, char *out, size_t cap, char *why, size_t whylen);
+ * ("User:CN=...,O=..." by DEFAULT): LS_OK with out set (to "" when the peer
+ * sent no certificate), LS_ENOTFOUND when no rule applies (why). After the
+ * handshake. */
+ls_status ls_tls_conn_principal(ls_tls_conn_t *c, char *out, size_t cap, char *why, size_t whylen);
 
 /* The principal of an RFC 2253 distinguished name by rules (the text of
- * ssl.principal.mapping.rules, NULL: DEFAULT): as above. Exposed for tests. */
-int ls_tls_map_principal(const char *rules, const char *dn, char *out, size_t cap, char *why,
-                         size_t whylen);
+ * ssl.principal.mapping.rules, NULL: DEFAULT): LS_OK with out set,
+ * LS_ENOTFOUND when no rule applies, LS_EINVAL when the rules do not parse
+ * (why). Exposed for tests. */
+ls_status ls_tls_map_principal(const char *rules, const char *dn, char *out, size_t cap, char *why,
+                               size_t whylen);
 #endif
