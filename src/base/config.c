@@ -952,10 +952,10 @@ static ls_status listeners_finish(ls_config_t *c, char *err, size_t errlen)
     return LS_OK;
 }
 
-int ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap)
+ls_status ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap)
 {
     *schemes = 0;
-    if (!s || !strcmp(s, "none")) return 0;
+    if (!s || !strcmp(s, "none")) return LS_OK;
     const char *p = s;
     while (*p) {
         while (*p == ' ' || *p == ',')
@@ -968,15 +968,15 @@ int ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap
             *schemes |= LS_HTTP_AUTH_BEARER;
         else {
             snprintf(bad, bcap, "%.*s", (int)n, p);
-            return -1;
+            return LS_EINVAL;
         }
         p += n;
     }
     if (!*schemes) {
         snprintf(bad, bcap, "%s", s);
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
 /* The http.* / schema.registry.* TLS and authentication settings that

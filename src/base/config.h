@@ -291,9 +291,9 @@ ls_status ls_config_load(ls_config_t *c, int argc, char **argv, char *err, size_
  * one, -2 past int64. */
 int ls_config_parse_size(const char *s, int64_t *out);
 /* The schemes of http.authentication / schema.registry.authentication (a
- * comma list): LS_HTTP_AUTH_* bits, 0 for "none" or unset. -1 with the
+ * comma list) in *schemes: LS_HTTP_AUTH_* bits, 0 for "none" or unset. LS_EINVAL with the
  * offending word in bad (bcap bytes) for anything else. */
 enum { LS_HTTP_AUTH_BASIC = 1, LS_HTTP_AUTH_BEARER = 2 };
-int ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap);
+ls_status ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap);
 
 #endif
