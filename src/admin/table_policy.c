@@ -197,7 +197,7 @@ int ls_admin_policy_alter(ls_admin_conn_t *c, const char *topic, const ls_admin_
 
 /* The namespace's new property set from the current one (may run twice). */
 static ls_status ns_change(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
-                           int *nout, char *err, int errlen)
+                           int *nout, char *err, size_t errlen)
 {
     ls_admin_policy_edit_t *e = arg;
     ls_free(e->buf);

@@ -69,8 +69,8 @@ static void set_str(char **dst, const char *v)
     *dst = ls_strdup(v);
 }
 
-int ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *value, char *err,
-                        size_t errlen)
+ls_status ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *value, char *err,
+                              size_t errlen)
 {
     const char *name = key + strlen(LS_CATALOG_CONF_PREFIX);
     const char *dot = strchr(name, '.');
@@ -79,12 +79,12 @@ int ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *val
                  "%s: unknown key (external catalogs are catalog.<name>.<field>, the name of "
                  "1 to %d characters [a-zA-Z0-9_-])",
                  key, LS_CATALOG_NAME_MAX);
-        return -1;
+        return LS_EINVAL;
     }
     size_t nlen = (size_t)(dot - name);
     if (nlen == strlen("builtin") && strncmp(name, "builtin", nlen) == 0) {
         snprintf(err, errlen, "%s: 'builtin' names the broker's own catalog", key);
-        return -1;
+        return LS_EINVAL;
     }
     const char *f = dot + 1;
     int fi = -1;
@@ -96,15 +96,15 @@ int ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *val
                  "%s: unknown key (a catalog's fields are type, uri, warehouse, token, "
                  "credential, oauth2-server-uri, scope, prefix, header.<name>)",
                  key);
-        return -1;
+        return LS_EINVAL;
     }
     if (header && !header_name_ok(f + 7)) {
         snprintf(err, errlen, "%s: '%s' is not an HTTP header name", key, f + 7);
-        return -1;
+        return LS_EINVAL;
     }
     if (strpbrk(value, "\r\n")) {
         snprintf(err, errlen, "%s: the value has a line break", key);
-        return -1;
+        return LS_EINVAL;
     }
     char nm[LS_CATALOG_NAME_MAX + 1];
     memcpy(nm, name, nlen);
@@ -122,11 +122,11 @@ int ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *val
             if (strncasecmp(c->headers[i], f + 7, hl) == 0 && c->headers[i][hl] == ':') {
                 ls_free(c->headers[i]);
                 c->headers[i] = ls_asprintf("%s: %s", f + 7, value);
-                return 0;
+                return LS_OK;
             }
         c->headers = ls_realloc(c->headers, (c->nheaders + 1) * sizeof *c->headers);
         c->headers[c->nheaders++] = ls_asprintf("%s: %s", f + 7, value);
-        return 0;
+        return LS_OK;
     }
     switch (fi) {
     case 0:
@@ -135,14 +135,14 @@ int ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *val
                      "%s: unsupported catalog type '%s' (supported: rest, an Iceberg REST "
                      "catalog)",
                      key, value);
-            return -1;
+            return LS_EINVAL;
         }
         set_str(&c->type, value);
         break;
     case 1: {
         if (strncmp(value, "http://", 7) != 0 && strncmp(value, "https://", 8) != 0) {
             snprintf(err, errlen, "%s: '%s' is not an http:// or https:// URI", key, value);
-            return -1;
+            return LS_EINVAL;
         }
         set_str(&c->uri, value);
         size_t n = strlen(c->uri);
@@ -156,7 +156,7 @@ int ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *val
     case 5:
         if (strncmp(value, "http://", 7) != 0 && strncmp(value, "https://", 8) != 0) {
             snprintf(err, errlen, "%s: '%s' is not an http:// or https:// URI", key, value);
-            return -1;
+            return LS_EINVAL;
         }
         set_str(&c->oauth2_uri, value);
         break;
@@ -172,29 +172,29 @@ int ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *val
         break;
     }
     }
-    return 0;
+    return LS_OK;
 }
 
-int ls_catalog_conf_finish(const ls_catalog_confs_t *cs, char *err, size_t errlen)
+ls_status ls_catalog_conf_finish(const ls_catalog_confs_t *cs, char *err, size_t errlen)
 {
     for (size_t i = 0; i < cs->n; i++) {
         const ls_catalog_conf_t *c = &cs->v[i];
         if (!c->type) {
             snprintf(err, errlen, "catalog.%s.type: missing (set it to rest)", c->name);
-            return -1;
+            return LS_EINVAL;
         }
         if (!c->uri) {
             snprintf(err, errlen, "catalog.%s.uri: missing (the catalog's base URI)", c->name);
-            return -1;
+            return LS_EINVAL;
         }
         if (c->token && c->credential) {
             snprintf(err, errlen,
                      "catalog.%s.token and catalog.%s.credential: set one of them, not both",
                      c->name, c->name);
-            return -1;
+            return LS_EINVAL;
         }
     }
-    return 0;
+    return LS_OK;
 }
 
 void ls_catalog_conf_clear(ls_catalog_conf_t *c)

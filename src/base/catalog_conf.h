@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/status.h"
+
 #define LS_CATALOG_CONF_PREFIX "catalog."
 #define LS_CATALOG_NAME_MAX 64
 
@@ -51,13 +53,13 @@ bool ls_catalog_conf_key(const char *key);
 /* Whether key names a secret field (token, credential): never a flag, never
  * logged. */
 bool ls_catalog_conf_secret(const char *key);
-/* Sets catalog.<name>.<field> = value; -1 with err naming the key when the
+/* Sets catalog.<name>.<field> = value; LS_EINVAL with err naming the key when the
  * name or field is unknown or the value bad. */
-int ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *value, char *err,
-                        size_t errlen);
+ls_status ls_catalog_conf_set(ls_catalog_confs_t *cs, const char *key, const char *value, char *err,
+                              size_t errlen);
 /* Cross-field checks once every source is read: type and uri set, type rest,
  * not both token and credential. */
-int ls_catalog_conf_finish(const ls_catalog_confs_t *cs, char *err, size_t errlen);
+ls_status ls_catalog_conf_finish(const ls_catalog_confs_t *cs, char *err, size_t errlen);
 void ls_catalog_confs_free(ls_catalog_confs_t *cs);
 /* A deep copy of s into d; ls_catalog_conf_clear frees what one holds. */
 void ls_catalog_conf_copy(ls_catalog_conf_t *d, const ls_catalog_conf_t *s);

@@ -54,13 +54,14 @@ _Static_assert(sizeof(int) == 4, "listen_port/advertised_port are stored as 32-b
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static void errf(char *err, int errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void errf(char *err, int errlen, const char *fmt, ...)
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void errf(char *err, size_t errlen, const char *fmt, ...)
 {
-    if (!err || errlen <= 0) return;
+    if (!err || errlen == 0) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, (size_t)errlen, fmt, ap);
+    vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
 }
 
@@ -148,7 +149,7 @@ static size_t edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
-static void unknown_key(const ls_config_schema_t *t, const char *name, char *err, int errlen)
+static void unknown_key(const ls_config_schema_t *t, const char *name, char *err, size_t errlen)
 {
     const char *best = NULL;
     size_t bestd = SIZE_MAX;
@@ -224,10 +225,10 @@ static int parse_bool(const char *s, bool *out)
 }
 
 /* overflow: the text did not even fit in int64 (x is then meaningless). */
-static int range_check(const cfg_key_t *k, const char *name, const char *v, bool overflow,
-                       int64_t x, char *err, int errlen)
+static ls_status range_check(const cfg_key_t *k, const char *name, const char *v, bool overflow,
+                             int64_t x, char *err, size_t errlen)
 {
-    if (!overflow && x >= k->min && x <= k->max) return 0;
+    if (!overflow && x >= k->min && x <= k->max) return LS_OK;
     if (k->type == CT_SIZE) {
         char lo[32], hi[32];
         fmt_size(k->min, lo, sizeof lo);
@@ -237,7 +238,7 @@ static int range_check(const cfg_key_t *k, const char *name, const char *v, bool
         errf(err, errlen, "%s: '%s' is out of range (must be %" PRId64 "..%" PRId64 ")", name, v,
              k->min, k->max);
     }
-    return -1;
+    return LS_EINVAL;
 }
 
 static bool host_ok(const char *h)
@@ -253,8 +254,8 @@ static bool host_ok(const char *h)
  * the Kafka listeners (bind every interface, as Kafka). A key that takes one
  * address (http.listen) takes no name but PLAINTEXT; the Kafka lists take
  * any listener name (letters, digits, '_'; upper-cased as Kafka does). */
-static int parse_listener(ls_listener_cfg_t *out, const cfg_key_t *k, const char *name,
-                          const char *v, char *err, int errlen)
+static ls_status parse_listener(ls_listener_cfg_t *out, const cfg_key_t *k, const char *name,
+                                const char *v, char *err, size_t errlen)
 {
     static const char expect[] = "expected NAME://host:port or host:port";
     memset(out, 0, sizeof *out);
@@ -269,14 +270,14 @@ static int parse_listener(ls_listener_cfg_t *out, const cfg_key_t *k, const char
         if (!ok) {
             errf(err, errlen, "%s: '%s': '%.*s' is not a listener name (letters, digits, _)", name,
                  v, (int)nl, v);
-            return -1;
+            return LS_EINVAL;
         }
         for (size_t i = 0; i < nl; i++)
             out->name[i] = (char)toupper((unsigned char)v[i]);
         out->name[nl] = 0;
         if (!k->multi && strcmp(out->name, "PLAINTEXT") != 0) {
             errf(err, errlen, "%s: '%s': only PLAINTEXT is supported here", name, v);
-            return -1;
+            return LS_EINVAL;
         }
         hp = sep + 3;
     }
@@ -286,76 +287,76 @@ static int parse_listener(ls_listener_cfg_t *out, const cfg_key_t *k, const char
         he = strchr(hs, ']');
         if (!he || he[1] != ':') {
             errf(err, errlen, "%s: '%s' is not a listener (%s)", name, v, expect);
-            return -1;
+            return LS_EINVAL;
         }
         colon = he + 1;
     } else {
         colon = strrchr(hp, ':');
         if (!colon) {
             errf(err, errlen, "%s: '%s' is not a listener (%s)", name, v, expect);
-            return -1;
+            return LS_EINVAL;
         }
         he = colon;
         if (memchr(hs, ':', (size_t)(he - hs))) {
             errf(err, errlen, "%s: '%s': write IPv6 hosts in brackets, e.g. [::1]:9092", name, v);
-            return -1;
+            return LS_EINVAL;
         }
     }
     int64_t port;
     if (parse_i64(colon + 1, &port) != 0 || port < k->min || port > k->max) {
         errf(err, errlen, "%s: '%s': '%s' is not a port (expected %" PRId64 "..%" PRId64 ")", name,
              v, colon + 1, k->min, k->max);
-        return -1;
+        return LS_EINVAL;
     }
     if ((size_t)(he - hs) >= sizeof out->host) {
         errf(err, errlen, "%s: '%s': the host is too long", name, v);
-        return -1;
+        return LS_EINVAL;
     }
     memcpy(out->host, hs, (size_t)(he - hs));
     if (!host_ok(out->host)) {
         errf(err, errlen, "%s: '%s': '%s' is not a host name or address", name, v, out->host);
-        return -1;
+        return LS_EINVAL;
     }
     if (!*out->host) {
         if (k->off != offsetof(ls_config_t, listen_host)) {
             errf(err, errlen, "%s: '%s': the host must not be empty", name, v);
-            return -1;
+            return LS_EINVAL;
         }
         snprintf(out->host, sizeof out->host, "0.0.0.0");
     }
     out->port = (int)port;
-    return 0;
+    return LS_OK;
 }
 
 /* A listener key. The Kafka ones (listeners, advertised.listeners) take a
  * comma-separated list with distinct names; their first entry also fills
  * the single host and port fields (listen_host, advertised_host) that the
  * older single-address keys share. */
-static int set_listener(ls_config_t *c, const cfg_key_t *k, const char *name, const char *v,
-                        char *err, int errlen)
+static ls_status set_listener(ls_config_t *c, const cfg_key_t *k, const char *name, const char *v,
+                              char *err, size_t errlen)
 {
     ls_listener_cfg_t list[LS_MAX_LISTENERS];
     int n = 0;
     if (!k->multi && strchr(v, ',')) {
         errf(err, errlen, "%s: '%s' names several addresses; only one is supported", name, v);
-        return -1;
+        return LS_EINVAL;
     }
     for (const char *p = v;;) {
         size_t len = strcspn(p, ",");
         if (n == LS_MAX_LISTENERS) {
             errf(err, errlen, "%s: more than %d listeners", name, LS_MAX_LISTENERS);
-            return -1;
+            return LS_EINVAL;
         }
         char *entry = ls_strndup(p, len);
         char *t = trim_dup(entry);
         ls_free(entry);
-        int rc = parse_listener(&list[n], k, name, t, err, errlen);
+        ls_status st = parse_listener(&list[n], k, name, t, err, errlen);
         ls_free(t);
-        if (rc) return -1;
+        if (st != LS_OK) return st;
         for (int i = 0; i < n; i++)
             if (strcmp(list[i].name, list[n].name) == 0) {
                 errf(err, errlen, "%s: '%s' names listener %s twice", name, v, list[n].name);
-                return -1;
+                return LS_EINVAL;
             }
         n++;
         if (!p[len]) break;
@@ -368,38 +369,38 @@ static int set_listener(ls_config_t *c, const cfg_key_t *k, const char *name, co
         memcpy(adv ? c->advertised : c->listeners, list, (size_t)n * sizeof list[0]);
         *(adv ? &c->nadvertised : &c->nlisteners) = n;
     }
-    return 0;
+    return LS_OK;
 }
 
 /* Applies an already-trimmed value; name is the spelling the user wrote. */
-static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const char *v, char *err,
-                     int errlen)
+static ls_status key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const char *v,
+                           char *err, size_t errlen)
 {
     if (!*v) {
         /* An empty value resets a key that has no default ("object.store.url="
          * in a file generated by --help means "derive it"). */
         if (!k->def && (k->type == CT_STRING || k->type == CT_URL)) {
             str_set(c, k->off, NULL);
-            return 0;
+            return LS_OK;
         }
         if (!k->def && k->type == CT_PORT) {
             int_set(c, k->off, k->size, 0);
-            return 0;
+            return LS_OK;
         }
         if ((!k->def || k->empty_disables) && k->type == CT_LISTENER) {
             str_set(c, k->off, NULL);
             int_set(c, k->port_off, sizeof(int), 0);
             if (k->off == offsetof(ls_config_t, advertised_host)) c->nadvertised = 0;
-            return 0;
+            return LS_OK;
         }
         errf(err, errlen, "%s: empty value (default %s)", name, k->def ? k->def : "none");
-        return -1;
+        return LS_EINVAL;
     }
     int64_t x = 0;
     bool b;
     int rc;
     switch (k->type) {
-    case CT_STRING: str_set(c, k->off, ls_strdup(v)); return 0;
+    case CT_STRING: str_set(c, k->off, ls_strdup(v)); return LS_OK;
     case CT_URL: {
         const char *s = strstr(v, "://");
         bool ok = s && s > v && isalpha((unsigned char)v[0]);
@@ -410,46 +411,46 @@ static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const
                  "%s: '%s' is not a URL (expected scheme://..., e.g. file:///var/lib/lakestream"
                  " or s3://bucket/prefix)",
                  name, v);
-            return -1;
+            return LS_EINVAL;
         }
         str_set(c, k->off, ls_strdup(v));
-        return 0;
+        return LS_OK;
     }
     case CT_INT:
         rc = parse_i64(v, &x);
         if (rc == -1) {
             errf(err, errlen, "%s: '%s' is not an integer", name, v);
-            return -1;
+            return LS_EINVAL;
         }
-        if (range_check(k, name, v, rc == -2, x, err, errlen)) return -1;
+        if (range_check(k, name, v, rc == -2, x, err, errlen)) return LS_EINVAL;
         int_set(c, k->off, k->size, x);
-        return 0;
+        return LS_OK;
     case CT_SIZE:
         rc = ls_config_parse_size(v, &x);
         if (rc == -1) {
             errf(err, errlen, "%s: '%s' is not a size (expected bytes, e.g. 4194304 or 4MiB)", name,
                  v);
-            return -1;
+            return LS_EINVAL;
         }
-        if (range_check(k, name, v, rc == -2, x, err, errlen)) return -1;
+        if (range_check(k, name, v, rc == -2, x, err, errlen)) return LS_EINVAL;
         int_set(c, k->off, k->size, x);
-        return 0;
+        return LS_OK;
     case CT_BOOL:
         if (parse_bool(v, &b)) {
             errf(err, errlen,
                  "%s: '%s' is not a boolean (expected true/false, yes/no, on/off or 1/0)", name, v);
-            return -1;
+            return LS_EINVAL;
         }
         *(bool *)((char *)c + k->off) = b;
-        return 0;
+        return LS_OK;
     case CT_PORT:
         if (parse_i64(v, &x) != 0 || x < k->min || x > k->max) {
             errf(err, errlen, "%s: '%s' is not a port (expected %" PRId64 "..%" PRId64 ")", name, v,
                  k->min, k->max);
-            return -1;
+            return LS_EINVAL;
         }
         int_set(c, k->off, k->size, x);
-        return 0;
+        return LS_OK;
     case CT_LISTENER: return set_listener(c, k, name, v, err, errlen);
     case CT_LEVEL: {
         char low[16];
@@ -462,14 +463,14 @@ static int key_apply(ls_config_t *c, const cfg_key_t *k, const char *name, const
         if (strlen(v) >= sizeof low || ls_diag_parse_level(low, &lvl) != 0) {
             errf(err, errlen, "%s: '%s' is not a level (expected debug, info, warn or error)", name,
                  v);
-            return -1;
+            return LS_EINVAL;
         }
         str_set(c, k->off, ls_strdup(low));
-        return 0;
+        return LS_OK;
     }
     }
     errf(err, errlen, "%s: internal error: bad key type", name);
-    return -1;
+    return LS_EINVAL;
 }
 
 /* ---- public API ---------------------------------------------------------- */
@@ -501,12 +502,13 @@ void ls_config_free(ls_config_t *c)
     memset(c, 0, sizeof *c);
 }
 
-int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err, int errlen)
+ls_status ls_config_set(ls_config_t *c, const char *key, const char *value, char *err,
+                        size_t errlen)
 {
     const cfg_key_t *k = key_find(c->schema, key);
     if (!k && ls_catalog_conf_key(key)) {
         char *v = trim_dup(value ? value : "");
-        int rc = ls_catalog_conf_set(&c->catalogs, key, v, err, (size_t)errlen);
+        ls_status rc = ls_catalog_conf_set(&c->catalogs, key, v, err, errlen);
         ls_free(v);
         return rc;
     }
@@ -514,13 +516,13 @@ int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err,
         for (size_t i = 0; i < c->schema->nrefused; i++)
             if (refused_match(c->schema->refused[i].name, key)) {
                 errf(err, errlen, "%s: %s", key, c->schema->refused[i].why);
-                return -1;
+                return LS_EINVAL;
             }
         unknown_key(c->schema, key, err, errlen);
-        return -1;
+        return LS_EINVAL;
     }
     char *v = trim_dup(value ? value : "");
-    int rc = key_apply(c, k, key, v, err, errlen);
+    ls_status rc = key_apply(c, k, key, v, err, errlen);
     ls_free(v);
     return rc;
 }
@@ -578,8 +580,8 @@ static int unescape(const char *s, size_t n, ls_buf_t *out)
 
 /* One logical line: split key from value at the first unescaped '=', ':' or
  * blank, then apply. */
-static int apply_line(ls_config_t *c, const char *path, int lineno, const char *s, size_t n,
-                      bool others_can_read, char *err, int errlen)
+static ls_status apply_line(ls_config_t *c, const char *path, int lineno, const char *s, size_t n,
+                            bool others_can_read, char *err, size_t errlen)
 {
     size_t i = 0;
     while (i < n && s[i] != '=' && s[i] != ':' && s[i] != ' ' && s[i] != '\t' && s[i] != '\f') {
@@ -590,7 +592,7 @@ static int apply_line(ls_config_t *c, const char *path, int lineno, const char *
     while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f'))
         i++;
     if (i < n && (s[i] == '=' || s[i] == ':')) i++;
-    int rc = -1;
+    ls_status rc = LS_EINVAL;
     ls_buf_t key, val;
     ls_buf_init(&key);
     ls_buf_init(&val);
@@ -612,25 +614,22 @@ static int apply_line(ls_config_t *c, const char *path, int lineno, const char *
              path, lineno, (char *)key.data, path);
         goto free_bufs;
     }
-    if (ls_config_set(c, (char *)key.data, (char *)val.data, msg, sizeof msg) != 0) {
-        errf(err, errlen, "%s:%d: %s", path, lineno, msg);
-        goto free_bufs;
-    }
-    rc = 0;
+    rc = ls_config_set(c, (char *)key.data, (char *)val.data, msg, sizeof msg);
+    if (rc != LS_OK) errf(err, errlen, "%s:%d: %s", path, lineno, msg);
 free_bufs:
     ls_buf_free(&key);
     ls_buf_free(&val);
     return rc;
 }
 
-int ls_config_load_file(ls_config_t *c, const char *path, char *err, int errlen)
+ls_status ls_config_load_file(ls_config_t *c, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
         errf(err, errlen, "%s: cannot open config file: %s", path, strerror(errno));
-        return -1;
+        return LS_EIO;
     }
-    int rc = -1;
+    ls_status rc = LS_EINVAL;
     struct stat st;
     bool others_can_read = fstat(fileno(f), &st) != 0 || (st.st_mode & (S_IRWXG | S_IRWXO));
     ls_buf_t text, logical;
@@ -647,6 +646,7 @@ int ls_config_load_file(ls_config_t *c, const char *path, char *err, int errlen)
     }
     if (ferror(f)) {
         errf(err, errlen, "%s: read error: %s", path, strerror(errno));
+        rc = LS_EIO;
         goto free_text;
     }
 
@@ -683,11 +683,11 @@ int ls_config_load_file(ls_config_t *c, const char *path, char *err, int errlen)
             if (p < end && *p == '\n' && (p == eol || p[-1] == '\r')) p++;
         }
         if (comment || logical.len == 0) continue;
-        if (apply_line(c, path, first, (const char *)logical.data, logical.len, others_can_read,
-                       err, errlen))
-            goto free_text;
+        rc = apply_line(c, path, first, (const char *)logical.data, logical.len, others_can_read,
+                        err, errlen);
+        if (rc != LS_OK) goto free_text;
     }
-    rc = 0;
+    rc = LS_OK;
 free_text:
     ls_buf_free(&logical);
     ls_buf_free(&text);
@@ -695,7 +695,7 @@ free_text:
     return rc;
 }
 
-int ls_config_load_env(ls_config_t *c, char *err, int errlen)
+ls_status ls_config_load_env(ls_config_t *c, char *err, size_t errlen)
 {
     size_t plen = strlen(ENV_PREFIX);
     for (char **e = environ; e && *e; e++) {
@@ -708,7 +708,7 @@ int ls_config_load_env(ls_config_t *c, char *err, int errlen)
         char var[128], key[128];
         if (nlen >= sizeof var) {
             errf(err, errlen, "%.40s...: unknown variable", *e);
-            return -1;
+            return LS_EINVAL;
         }
         memcpy(var, *e, nlen);
         var[nlen] = 0;
@@ -724,15 +724,15 @@ int ls_config_load_env(ls_config_t *c, char *err, int errlen)
                  "%s: unknown variable (no config key '%s'; " ENV_CONFIG_FILE
                  " names a config file)",
                  var, key);
-            return -1;
+            return LS_EINVAL;
         }
         char msg[512];
         if (ls_config_set(c, key, eq + 1, msg, sizeof msg) != 0) {
             errf(err, errlen, "%s: %s", var, msg);
-            return -1;
+            return LS_EINVAL;
         }
     }
-    return 0;
+    return LS_OK;
 }
 
 /* "s3.secret.key" -> "S3_SECRET_KEY": the LAKESTREAM_* variable of a key. */
@@ -745,14 +745,14 @@ static const char *env_suffix(const char *name, char *out, size_t cap)
     return out;
 }
 
-int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int errlen)
+ls_status ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, size_t errlen)
 {
     char msg[512];
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--", 2) != 0 || !a[2]) {
             errf(err, errlen, "unexpected argument '%s' (flags are --key=value or --key value)", a);
-            return -1;
+            return LS_EINVAL;
         }
         const char *name = a + 2;
         const char *eq = strchr(name, '=');
@@ -760,13 +760,13 @@ int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int er
         size_t klen = eq ? (size_t)(eq - name) : strlen(name);
         if (klen >= sizeof key) {
             errf(err, errlen, "--%.40s...: unknown key", name);
-            return -1;
+            return LS_EINVAL;
         }
         memcpy(key, name, klen);
         key[klen] = 0;
         if (strcmp(key, "config") == 0) {
             errf(err, errlen, "--config: config files are read before flags (ls_config_load)");
-            return -1;
+            return LS_EINVAL;
         }
         const cfg_key_t *k = key_find(c->schema, key);
         if (!k && ls_catalog_conf_key(key)) {
@@ -775,23 +775,23 @@ int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int er
                      "--%s: secrets are not accepted as command-line flags (any local user can "
                      "read them); put it in a config file of mode 0600",
                      key);
-                return -1;
+                return LS_EINVAL;
             }
             if (!eq && i + 1 >= argc) {
                 errf(err, errlen, "--%s: missing value", key);
-                return -1;
+                return LS_EINVAL;
             }
             const char *cv = eq ? eq + 1 : argv[++i];
             if (ls_config_set(c, key, cv, msg, sizeof msg) != 0) {
                 errf(err, errlen, "--%s", msg);
-                return -1;
+                return LS_EINVAL;
             }
             continue;
         }
         if (!k) {
             unknown_key(c->schema, key, msg, sizeof msg);
             errf(err, errlen, "--%s", msg);
-            return -1;
+            return LS_EINVAL;
         }
         if (k->secret) {
             /* every local user can read a process's flags (/proc/PID/cmdline) */
@@ -800,7 +800,7 @@ int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int er
                  "read them); set LAKESTREAM_%s or the AWS_* variable, or put it in a config "
                  "file of mode 0600",
                  k->name, env_suffix(k->name, msg, sizeof msg));
-            return -1;
+            return LS_EINVAL;
         }
         const char *val;
         if (eq) {
@@ -811,19 +811,19 @@ int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int er
             val = "true"; /* bare --flag switches a boolean on */
         } else {
             errf(err, errlen, "--%s: missing value", key);
-            return -1;
+            return LS_EINVAL;
         }
         if (ls_config_set(c, key, val, msg, sizeof msg) != 0) {
             errf(err, errlen, "--%s", msg);
-            return -1;
+            return LS_EINVAL;
         }
     }
-    return 0;
+    return LS_OK;
 }
 
 /* data.dir as an absolute path without trailing slashes, so derived URLs are
  * well-formed (file:///abs/...) and survive a later chdir. */
-static char *data_dir_abs(const char *dir, char *err, int errlen)
+static char *data_dir_abs(const char *dir, char *err, size_t errlen)
 {
     size_t n = strlen(dir);
     while (n > 1 && dir[n - 1] == '/')
@@ -854,9 +854,9 @@ static const char *const secproto_names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT
 const char *ls_secproto_name(ls_secproto p) { return secproto_names[p]; }
 
 /* The protocol listener name maps to in listener.security.protocol.map
- * (Kafka's default map when unset): 0, or -1 with err set. */
-static int listener_protocol(const ls_config_t *c, const char *lname, ls_secproto *out, char *err,
-                             int errlen)
+ * (Kafka's default map when unset): LS_OK, or LS_EINVAL with err set. */
+static ls_status listener_protocol(const ls_config_t *c, const char *lname, ls_secproto *out,
+                                   char *err, size_t errlen)
 {
     const char *map = c->listener_protocol_map
                           ? c->listener_protocol_map
@@ -882,13 +882,13 @@ static int listener_protocol(const ls_config_t *c, const char *lname, ls_secprot
                  "PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)",
                  (int)len, p);
             ls_free(e);
-            return -1;
+            return LS_EINVAL;
         }
         bool match = str_ieq(e, lname);
         ls_free(e);
         if (match) {
             *out = (ls_secproto)found;
-            return 0;
+            return LS_OK;
         }
         p += len;
         if (*p) p++;
@@ -897,7 +897,7 @@ static int listener_protocol(const ls_config_t *c, const char *lname, ls_secprot
          "listeners: listener %s has no security protocol in listener.security.protocol.map "
          "(%s)",
          lname, map);
-    return -1;
+    return LS_EINVAL;
 }
 
 /* Resolves every Kafka listener: its protocol, and its advertised address
@@ -905,7 +905,7 @@ static int listener_protocol(const ls_config_t *c, const char *lname, ls_secprot
  * every interface advertises this machine's name, as Kafka does). The first
  * listener's advertised address is advertised.host/advertised.port, which
  * advertised.listeners' first entry also sets. */
-static int listeners_finish(ls_config_t *c, char *err, int errlen)
+static ls_status listeners_finish(ls_config_t *c, char *err, size_t errlen)
 {
     for (int i = 0; i < c->nadvertised; i++) {
         int j = 0;
@@ -914,7 +914,7 @@ static int listeners_finish(ls_config_t *c, char *err, int errlen)
         if (j == c->nlisteners) {
             errf(err, errlen, "advertised.listeners: %s is not a listener name in listeners",
                  c->advertised[i].name);
-            return -1;
+            return LS_EINVAL;
         }
     }
     char hn[256];
@@ -922,12 +922,12 @@ static int listeners_finish(ls_config_t *c, char *err, int errlen)
         gethostname(hn, sizeof hn) == 0 && hn[0] && memchr(hn, 0, sizeof hn) ? hn : "127.0.0.1";
     for (int i = 0; i < c->nlisteners; i++) {
         ls_listener_cfg_t *l = &c->listeners[i];
-        if (listener_protocol(c, l->name, &l->protocol, err, errlen) != 0) return -1;
+        if (listener_protocol(c, l->name, &l->protocol, err, errlen) != 0) return LS_EINVAL;
         for (int j = 0; j < i; j++)
             if (l->port != 0 && c->listeners[j].port == l->port) {
                 errf(err, errlen, "listeners: %s and %s both use port %d", c->listeners[j].name,
                      l->name, l->port);
-                return -1;
+                return LS_EINVAL;
             }
         const ls_listener_cfg_t *a = NULL;
         for (int j = 0; j < c->nadvertised; j++)
@@ -947,19 +947,19 @@ static int listeners_finish(ls_config_t *c, char *err, int errlen)
         if (host_is_wildcard(l->adv_host)) {
             errf(err, errlen, "%s: '%s' is a wildcard address clients cannot reach",
                  i == 0 && !a ? "advertised.host" : "advertised.listeners", l->adv_host);
-            return -1;
+            return LS_EINVAL;
         }
         if (l->adv_port == 0) l->adv_port = l->port; /* 0 still when picking a free port */
     }
     str_set(c, offsetof(ls_config_t, advertised_host), ls_strdup(c->listeners[0].adv_host));
     c->advertised_port = c->listeners[0].adv_port;
-    return 0;
+    return LS_OK;
 }
 
-int ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap)
+ls_status ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap)
 {
     *schemes = 0;
-    if (!s || !strcmp(s, "none")) return 0;
+    if (!s || !strcmp(s, "none")) return LS_OK;
     const char *p = s;
     while (*p) {
         while (*p == ' ' || *p == ',')
@@ -972,20 +972,20 @@ int ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap
             *schemes |= LS_HTTP_AUTH_BEARER;
         else {
             snprintf(bad, bcap, "%.*s", (int)n, p);
-            return -1;
+            return LS_EINVAL;
         }
         p += n;
     }
     if (!*schemes) {
         snprintf(bad, bcap, "%s", s);
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
 /* The http.* / schema.registry.* TLS and authentication settings that
  * involve each other: refused unless they can be applied as written. */
-static int http_sec_finish(ls_config_t *c, char *err, int errlen)
+static ls_status http_sec_finish(ls_config_t *c, char *err, size_t errlen)
 {
     static const char *const pfx[2] = {"http", "schema.registry"};
     for (int i = 0; i < 2; i++) {
@@ -996,44 +996,44 @@ static int http_sec_finish(ls_config_t *c, char *err, int errlen)
         bool tls = h->keystore_location || h->keystore_certificate_chain;
         if (strcmp(ca, "none") && strcmp(ca, "requested") && strcmp(ca, "required")) {
             errf(err, errlen, "%s.ssl.client.auth: '%s' is not none, requested or required", p, ca);
-            return -1;
+            return LS_EINVAL;
         }
         unsigned schemes;
         char bad[64];
         if (ls_config_http_auth(au, &schemes, bad, sizeof bad) != 0) {
             errf(err, errlen, "%s.authentication: '%s' is not none, basic, bearer or basic,bearer",
                  p, bad);
-            return -1;
+            return LS_EINVAL;
         }
         if (h->keystore_location && (h->keystore_certificate_chain || h->keystore_key)) {
             errf(err, errlen,
                  "%s.ssl.keystore.location: set with %s.ssl.keystore.certificate.chain/key; "
                  "choose one",
                  p, p);
-            return -1;
+            return LS_EINVAL;
         }
         if (!h->keystore_certificate_chain != !h->keystore_key) {
             errf(err, errlen, "%s.ssl.keystore.%s: needs %s.ssl.keystore.%s", p,
                  h->keystore_key ? "key" : "certificate.chain", p,
                  h->keystore_key ? "certificate.chain" : "key");
-            return -1;
+            return LS_EINVAL;
         }
         if (!tls && (h->truststore_location || strcmp(ca, "none"))) {
             errf(err, errlen, "%s.ssl.%s: applies to HTTPS only; set %s.ssl.keystore.location", p,
                  h->truststore_location ? "truststore.location" : "client.auth", p);
-            return -1;
+            return LS_EINVAL;
         }
         if (strcmp(ca, "none") && !h->truststore_location) {
             errf(err, errlen, "%s.ssl.client.auth=%s: needs %s.ssl.truststore.location", p, ca, p);
-            return -1;
+            return LS_EINVAL;
         }
     }
-    return 0;
+    return LS_OK;
 }
 
 /* group.consumer.assignors: a comma list of uniform / range (or Kafka's class
  * names of the two), rewritten as the short names, each once. */
-static int consumer_assignors_finish(ls_config_t *c, char *err, int errlen)
+static ls_status consumer_assignors_finish(ls_config_t *c, char *err, size_t errlen)
 {
     static const char *const known[][2] = {
         {"uniform", "org.apache.kafka.coordinator.group.assignor.UniformAssignor"},
@@ -1059,7 +1059,7 @@ static int consumer_assignors_finish(ls_config_t *c, char *err, int errlen)
             errf(err, errlen,
                  "group.consumer.assignors: '%.*s' is not an assignor (uniform, range)", (int)m, q);
             ls_buf_free(&out);
-            return -1;
+            return LS_EINVAL;
         }
         if (!seen[k]) {
             if (out.len) ls_buf_append(&out, ",", 1);
@@ -1072,7 +1072,7 @@ static int consumer_assignors_finish(ls_config_t *c, char *err, int errlen)
     if (!out.len) {
         errf(err, errlen, "group.consumer.assignors: empty; name uniform and/or range");
         ls_buf_free(&out);
-        return -1;
+        return LS_EINVAL;
     }
     ls_free(c->group_consumer_assignors);
     c->group_consumer_assignors = ls_strndup((const char *)out.data, out.len);
@@ -1083,15 +1083,16 @@ static int consumer_assignors_finish(ls_config_t *c, char *err, int errlen)
              "group.consumer.migration.policy: '%s' is not supported; only disabled (a group "
              "changes protocol only while it is empty)",
              mp);
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
 /* One group kind's session timeout and heartbeat interval against their
  * bounds, as Kafka's GroupCoordinatorConfig requires them (its messages). */
-static int group_bounds_finish(const char *kind, int32_t session, int32_t smin, int32_t smax,
-                               int32_t heartbeat, int32_t hmin, int32_t hmax, char *err, int errlen)
+static ls_status group_bounds_finish(const char *kind, int32_t session, int32_t smin, int32_t smax,
+                                     int32_t heartbeat, int32_t hmin, int32_t hmax, char *err,
+                                     size_t errlen)
 {
     const struct {
         bool bad;
@@ -1114,31 +1115,31 @@ static int group_bounds_finish(const char *kind, int32_t session, int32_t smin, 
         if (rules[i].bad) {
             errf(err, errlen, "group.%s.%s must be %s group.%s.%s", kind, rules[i].a, rules[i].rel,
                  kind, rules[i].b);
-            return -1;
+            return LS_EINVAL;
         }
-    return 0;
+    return LS_OK;
 }
 
-static int groups_finish(const ls_config_t *c, char *err, int errlen)
+static ls_status groups_finish(const ls_config_t *c, char *err, size_t errlen)
 {
     if (group_bounds_finish(
             "consumer", c->group_consumer_session_timeout_ms,
             c->group_consumer_min_session_timeout_ms, c->group_consumer_max_session_timeout_ms,
             c->group_consumer_heartbeat_interval_ms, c->group_consumer_min_heartbeat_interval_ms,
             c->group_consumer_max_heartbeat_interval_ms, err, errlen) != 0)
-        return -1;
+        return LS_EINVAL;
     if (group_bounds_finish(
             "share", c->group_share_session_timeout_ms, c->group_share_min_session_timeout_ms,
             c->group_share_max_session_timeout_ms, c->group_share_heartbeat_interval_ms,
             c->group_share_min_heartbeat_interval_ms, c->group_share_max_heartbeat_interval_ms, err,
             errlen) != 0)
-        return -1;
+        return LS_EINVAL;
     if (group_bounds_finish(
             "streams", c->group_streams_session_timeout_ms, c->group_streams_min_session_timeout_ms,
             c->group_streams_max_session_timeout_ms, c->group_streams_heartbeat_interval_ms,
             c->group_streams_min_heartbeat_interval_ms, c->group_streams_max_heartbeat_interval_ms,
             err, errlen) != 0)
-        return -1;
+        return LS_EINVAL;
     /* the share group's record lock and delivery limit: Kafka's ShareGroupConfig rules */
     const struct {
         int32_t v, min, max;
@@ -1155,31 +1156,33 @@ static int groups_finish(const ls_config_t *c, char *err, int errlen)
         if (share[i].v < share[i].min) {
             errf(err, errlen, "group.share.%s must be greater than or equal to group.share.min.%s",
                  share[i].key, share[i].key);
-            return -1;
+            return LS_EINVAL;
         }
         if (share[i].v > share[i].max) {
             errf(err, errlen, "group.share.max.%s must be greater than or equal to group.share.%s",
                  share[i].key, share[i].key);
-            return -1;
+            return LS_EINVAL;
         }
     }
-    return 0;
+    return LS_OK;
 }
 
-int ls_config_finish(ls_config_t *c, char *err, int errlen)
+ls_status ls_config_finish(ls_config_t *c, char *err, size_t errlen)
 {
     if (!c->object_store_url || !c->metadata_url) {
         char *dir = data_dir_abs(c->data_dir, err, errlen);
-        if (!dir) return -1;
+        if (!dir) return LS_EINVAL;
         if (!c->object_store_url) c->object_store_url = ls_asprintf("file://%s/objects", dir);
         if (!c->metadata_url) c->metadata_url = ls_asprintf("sqlite://%s/meta.db", dir);
         ls_free(dir);
     }
-    if (listeners_finish(c, err, errlen) != 0) return -1;
-    if (http_sec_finish(c, err, errlen) != 0) return -1;
-    if (consumer_assignors_finish(c, err, errlen) != 0) return -1;
-    if (groups_finish(c, err, errlen) != 0) return -1;
-    if (ls_catalog_conf_finish(&c->catalogs, err, (size_t)errlen) != 0) return -1;
+    ls_status st;
+    if ((st = listeners_finish(c, err, errlen)) != LS_OK ||
+        (st = http_sec_finish(c, err, errlen)) != LS_OK ||
+        (st = consumer_assignors_finish(c, err, errlen)) != LS_OK ||
+        (st = groups_finish(c, err, errlen)) != LS_OK ||
+        (st = ls_catalog_conf_finish(&c->catalogs, err, errlen)) != LS_OK)
+        return st;
     if (c->wal_flush_min_interval_ms < 0) {
         /* per store: a local directory has no per-request price, so flush as
          * soon as data arrives; S3 bills every PUT and every GET/DELETE that
@@ -1199,12 +1202,12 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
         fmt_size(c->wal_flush_max_bytes, b, sizeof b);
         errf(err, errlen, "wal.buffer.max.bytes: %s is smaller than wal.flush.max.bytes (%s)", a,
              b);
-        return -1;
+        return LS_EINVAL;
     }
     const char *tcr = c->table_cold_reads ? c->table_cold_reads : "";
     if (strcmp(tcr, "table") != 0 && strcmp(tcr, "compacted-object") != 0) {
         errf(err, errlen, "table.cold.reads: '%s' is neither table nor compacted-object", tcr);
-        return -1;
+        return LS_EINVAL;
     }
     const char *tst = c->log_message_timestamp_type ? c->log_message_timestamp_type : "";
     if (strcmp(tst, "CreateTime") != 0 && strcmp(tst, "LogAppendTime") != 0) {
@@ -1212,7 +1215,7 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
              "log.message.timestamp.type: '%s' is neither CreateTime nor "
              "LogAppendTime",
              tst);
-        return -1;
+        return LS_EINVAL;
     }
     /* authorization: the built-in authorizer answers to Kafka's class
      * names; another class (a plugin) cannot be loaded, so it is refused
@@ -1225,22 +1228,23 @@ int ls_config_finish(ls_config_t *c, char *err, int errlen)
              "org.apache.kafka.metadata.authorizer.StandardAuthorizer (the built-in ACL "
              "authorizer) or leave it empty (authorization off)",
              acn);
-        return -1;
+        return LS_EINVAL;
     }
     if (c->message_max_bytes > c->wal_buffer_max_bytes) {
         fmt_size(c->wal_buffer_max_bytes, a, sizeof a);
         fmt_size(c->message_max_bytes, b, sizeof b);
         errf(err, errlen, "wal.buffer.max.bytes: %s is smaller than message.max.bytes (%s)", a, b);
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
-int ls_config_load(ls_config_t *c, int argc, char **argv, char *err, int errlen)
+ls_status ls_config_load(ls_config_t *c, int argc, char **argv, char *err, size_t errlen)
 {
     const char *file = NULL;
     char **rest = LS_NEWN(char *, (size_t)argc + 1);
-    int nrest = 0, rc = -1;
+    int nrest = 0;
+    ls_status rc = LS_EINVAL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--config") == 0) {
@@ -1259,11 +1263,12 @@ int ls_config_load(ls_config_t *c, int argc, char **argv, char *err, int errlen)
         const char *env = getenv(ENV_CONFIG_FILE);
         if (env && *env) file = env;
     }
-    if (file && ls_config_load_file(c, file, err, errlen)) goto free_rest;
-    if (ls_config_load_env(c, err, errlen) || ls_config_load_args(c, nrest, rest, err, errlen) ||
-        ls_config_finish(c, err, errlen))
+    if (file && (rc = ls_config_load_file(c, file, err, errlen)) != LS_OK) goto free_rest;
+    if ((rc = ls_config_load_env(c, err, errlen)) != LS_OK ||
+        (rc = ls_config_load_args(c, nrest, rest, err, errlen)) != LS_OK ||
+        (rc = ls_config_finish(c, err, errlen)) != LS_OK)
         goto free_rest;
-    rc = 0;
+    rc = LS_OK;
 free_rest:
     ls_free(rest);
     return rc;

@@ -267,18 +267,21 @@ typedef struct ls_config {
  * server/settings.h); the other calls read the same table. */
 void ls_config_init(ls_config_t *c, const ls_config_schema_t *schema);
 void ls_config_free(ls_config_t *c);
-/* Sets one key from text. On error returns -1 and writes "key: reason" to err. */
-int ls_config_set(ls_config_t *c, const char *key, const char *value, char *err, int errlen);
+/* Sets one key from text. On error returns LS_EINVAL and writes "key: reason"
+ * to err. */
+ls_status ls_config_set(ls_config_t *c, const char *key, const char *value, char *err,
+                        size_t errlen);
 /* Reads a properties file (key=value or key: value, '#'/'!' comments,
- * backslash line continuation). Unknown keys are errors naming file:line. */
-int ls_config_load_file(ls_config_t *c, const char *path, char *err, int errlen);
+ * backslash line continuation). Unknown keys are errors naming file:line
+ * (LS_EINVAL); a file that cannot be read is LS_EIO. */
+ls_status ls_config_load_file(ls_config_t *c, const char *path, char *err, size_t errlen);
 /* Applies LAKESTREAM_* variables from environ. */
-int ls_config_load_env(ls_config_t *c, char *err, int errlen);
+ls_status ls_config_load_env(ls_config_t *c, char *err, size_t errlen);
 /* Applies --key=value / --key value flags; argv[0..argc) holds only flags.
  * "--config FILE" is handled by the caller before this. */
-int ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, int errlen);
+ls_status ls_config_load_args(ls_config_t *c, int argc, char **argv, char *err, size_t errlen);
 /* Resolves defaults that depend on other keys (store URLs under data.dir). */
-int ls_config_finish(ls_config_t *c, char *err, int errlen);
+ls_status ls_config_finish(ls_config_t *c, char *err, size_t errlen);
 /* Writes every key with its default, type, bounds, env name and help to
  * stdout (used by --help). The output is a valid properties file. */
 void ls_config_print_help(const ls_config_schema_t *schema);
@@ -289,15 +292,15 @@ bool ls_config_key_known(const ls_config_t *c, const char *name);
  * LAKESTREAM_CONFIG variable (the one LAKESTREAM_* variable that is not a
  * key); then LAKESTREAM_* variables; then the remaining --key flags; then
  * ls_config_finish. argv[0..argc) holds only flags. */
-int ls_config_load(ls_config_t *c, int argc, char **argv, char *err, int errlen);
+ls_status ls_config_load(ls_config_t *c, int argc, char **argv, char *err, size_t errlen);
 /* A size as the config reads one: digits, then nothing, b, or a k/m/g/t or
  * KiB/MiB/GiB/TiB suffix (any case, powers of 1024). 0, or -1 when it is not
  * one, -2 past int64. */
 int ls_config_parse_size(const char *s, int64_t *out);
 /* The schemes of http.authentication / schema.registry.authentication (a
- * comma list): LS_HTTP_AUTH_* bits, 0 for "none" or unset. -1 with the
+ * comma list) in *schemes: LS_HTTP_AUTH_* bits, 0 for "none" or unset. LS_EINVAL with the
  * offending word in bad (bcap bytes) for anything else. */
 enum { LS_HTTP_AUTH_BASIC = 1, LS_HTTP_AUTH_BEARER = 2 };
-int ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap);
+ls_status ls_config_http_auth(const char *s, unsigned *schemes, char *bad, size_t bcap);
 
 #endif

@@ -68,11 +68,13 @@ typedef struct configure_arg {
     uint64_t seed;
     ls_buf_t *rest;
     char *err;
-    int errlen;
+    size_t errlen;
 } configure_arg_t;
 
-/* One parameter: 0 applied (or passed on to rest), -1 bad or unknown. */
-static int apply_param(void *argp, const char *k, const char *v, const char *raw, size_t rawlen)
+/* One parameter: LS_OK applied (or passed on to rest), LS_EINVAL bad or
+ * unknown. */
+static ls_status apply_param(void *argp, const char *k, const char *v, const char *raw,
+                             size_t rawlen)
 {
     configure_arg_t *a = argp;
     ls_fault_settings_t *s = a->s;
@@ -83,18 +85,18 @@ static int apply_param(void *argp, const char *k, const char *v, const char *raw
         if (parse_rate(v, &d) != 0) goto bad;
         for (int i = 0; i < f->nops; i++)
             s->error_rate[i] = d;
-        return 0;
+        return LS_OK;
     }
     for (int i = 0; i < f->nops; i++) {
         size_t n = strlen(f->op_names[i]);
         if (strncmp(k, f->op_names[i], n) == 0 && strcmp(k + n, "_error_rate") == 0) {
             if (parse_rate(v, &s->error_rate[i]) != 0) goto bad;
-            return 0;
+            return LS_OK;
         }
     }
     if (strcmp(k, "lost_ack_rate") == 0 || strcmp(k, "stall_rate") == 0) {
         if (parse_rate(v, k[0] == 'l' ? &s->lost_ack_rate : &s->stall_rate) != 0) goto bad;
-        return 0;
+        return LS_OK;
     }
     if (strcmp(k, "error") == 0) {
         if (strcasecmp(v, "eagain") == 0)
@@ -103,7 +105,7 @@ static int apply_param(void *argp, const char *k, const char *v, const char *raw
             s->error = LS_EIO;
         else
             goto bad;
-        return 0;
+        return LS_OK;
     }
     if (strcmp(k, "fail_nth") == 0 || strcmp(k, "fail_every") == 0 || strcmp(k, "stall_ms") == 0 ||
         strcmp(k, "seed") == 0) {
@@ -116,14 +118,14 @@ static int apply_param(void *argp, const char *k, const char *v, const char *raw
             s->stall_ms = (int64_t)u;
         else
             a->seed = u ? u : 1;
-        return 0;
+        return LS_OK;
     }
     if (strcmp(k, "latency_p50_ms") == 0 || strcmp(k, "latency_p99_ms") == 0) {
         char *end;
         d = strtod(v, &end);
         if (end == v || *end || !(d >= 0.0 && d <= 600000.0)) goto bad;
         *(strcmp(k, "latency_p50_ms") == 0 ? &s->p50_ms : &s->p99_ms) = d;
-        return 0;
+        return LS_OK;
     }
     if (strcmp(k, "down") == 0) {
         if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0)
@@ -132,7 +134,7 @@ static int apply_param(void *argp, const char *k, const char *v, const char *raw
             s->down = false;
         else
             goto bad;
-        return 0;
+        return LS_OK;
     }
     if (strcmp(k, "ops") == 0) {
         unsigned ops = 0;
@@ -146,31 +148,32 @@ static int apply_param(void *argp, const char *k, const char *v, const char *raw
             p += n + (p[n] == ',');
         }
         s->ops = ops;
-        return 0;
+        return LS_OK;
     }
     if (a->rest) { /* not ours: the inner store's */
         ls_buf_printf(a->rest, "%s%.*s", a->rest->len ? "&" : "", (int)rawlen, raw);
-        return 0;
+        return LS_OK;
     }
-    if (a->err) snprintf(a->err, (size_t)a->errlen, "%s: unknown parameter '%s'", f->what, k);
-    return -1;
+    if (a->err) snprintf(a->err, a->errlen, "%s: unknown parameter '%s'", f->what, k);
+    return LS_EINVAL;
 bad:
-    if (a->err) snprintf(a->err, (size_t)a->errlen, "%s: bad value '%s' for %s", f->what, v, k);
-    return -1;
+    if (a->err) snprintf(a->err, a->errlen, "%s: bad value '%s' for %s", f->what, v, k);
+    return LS_EINVAL;
 }
 
-int ls_fault_configure(ls_fault_t *f, const char *params, ls_buf_t *rest, char *err, int errlen)
+ls_status ls_fault_configure(ls_fault_t *f, const char *params, ls_buf_t *rest, char *err,
+                             size_t errlen)
 {
     pthread_mutex_lock(&f->mu);
     ls_fault_settings_t s = f->set;
     configure_arg_t a = {f, &s, 0, rest, err, errlen};
-    int rc = ls_url_query_foreach(params, false, apply_param, &a, err, errlen);
-    if (rc == 0) {
+    ls_status rc = ls_url_query_foreach(params, false, apply_param, &a, err, errlen);
+    if (rc == LS_OK) {
         f->set = s;
         if (a.seed) f->rng = a.seed;
     }
     pthread_mutex_unlock(&f->mu);
-    return rc == 0 ? 0 : -1;
+    return rc;
 }
 
 static void sleep_ms(double ms)

@@ -74,8 +74,10 @@ void ls_fault_init(ls_fault_t *f, const char *what, const char *const *op_names,
 void ls_fault_destroy(ls_fault_t *f);
 /* Applies "k=v&..." on top of the current settings, all or nothing. Keys
  * this vocabulary does not know go to rest ("k=v&...", for an inner URL)
- * when rest is not NULL, else they are an error. 0, or -1 with err. */
-int ls_fault_configure(ls_fault_t *f, const char *params, ls_buf_t *rest, char *err, int errlen);
+ * when rest is not NULL, else they are an error. LS_OK, or LS_EINVAL with
+ * err. */
+ls_status ls_fault_configure(ls_fault_t *f, const char *params, ls_buf_t *rest, char *err,
+                             size_t errlen);
 
 typedef struct ls_fault_verdict {
     bool fail;       /* fail now, without calling the store */

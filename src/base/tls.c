@@ -163,25 +163,26 @@ static int key_password_cb(char *buf, int size, int rwflag, void *u)
 }
 
 /* The certificate chain and key from inline PEM text. */
-static int use_inline_keystore(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, int errlen)
+static ls_status use_inline_keystore(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err,
+                                     size_t errlen)
 {
     char why[256];
     char *chain = pem_normalize(s->keystore_chain);
     char *key = pem_normalize(s->keystore_key);
-    int rc = -1;
+    ls_status rc = LS_EINVAL;
     if (!chain) {
-        snprintf(err, (size_t)errlen, "ssl.keystore.certificate.chain: no PEM certificate in it");
+        snprintf(err, errlen, "ssl.keystore.certificate.chain: no PEM certificate in it");
         goto out;
     }
     if (!key) {
-        snprintf(err, (size_t)errlen, "ssl.keystore.key: no PEM private key in it");
+        snprintf(err, errlen, "ssl.keystore.key: no PEM private key in it");
         goto out;
     }
     BIO *bio = BIO_new_mem_buf(chain, -1);
     X509 *leaf = PEM_read_bio_X509(bio, NULL, NULL, NULL);
     if (!leaf || SSL_CTX_use_certificate(ctx, leaf) != 1) {
         ssl_reason(why, sizeof why, "unreadable");
-        snprintf(err, (size_t)errlen, "ssl.keystore.certificate.chain: %s", why);
+        snprintf(err, errlen, "ssl.keystore.certificate.chain: %s", why);
         X509_free(leaf);
         BIO_free(bio);
         goto out;
@@ -197,70 +198,70 @@ static int use_inline_keystore(SSL_CTX *ctx, const ls_tls_settings_t *s, char *e
     BIO_free(bio);
     if (!pk || SSL_CTX_use_PrivateKey(ctx, pk) != 1) {
         ssl_reason(why, sizeof why, "unreadable");
-        snprintf(err, (size_t)errlen, "ssl.keystore.key: %s%s", why,
+        snprintf(err, errlen, "ssl.keystore.key: %s%s", why,
                  s->key_password ? "" : " (an encrypted key needs ssl.key.password)");
         EVP_PKEY_free(pk);
         goto out;
     }
     EVP_PKEY_free(pk);
-    rc = 0;
+    rc = LS_OK;
 out:
     ls_free(chain);
     ls_free(key);
     return rc;
 }
 
-static int use_keystore(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, int errlen)
+static ls_status use_keystore(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, size_t errlen)
 {
     char why[256];
     if (s->keystore_location && (s->keystore_chain || s->keystore_key)) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "ssl.keystore.location: set together with ssl.keystore.certificate.chain/"
                  "ssl.keystore.key; use one or the other");
-        return -1;
+        return LS_EINVAL;
     }
     if (s->keystore_location) {
         SSL_CTX_set_default_passwd_cb(ctx, key_password_cb);
         SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)s->key_password);
         if (SSL_CTX_use_certificate_chain_file(ctx, s->keystore_location) != 1) {
             ssl_reason(why, sizeof why, "unreadable");
-            snprintf(err, (size_t)errlen, "ssl.keystore.location: %s: no certificate chain (%s)",
+            snprintf(err, errlen, "ssl.keystore.location: %s: no certificate chain (%s)",
                      s->keystore_location, why);
-            return -1;
+            return LS_EINVAL;
         }
         if (SSL_CTX_use_PrivateKey_file(ctx, s->keystore_location, SSL_FILETYPE_PEM) != 1) {
             ssl_reason(why, sizeof why, "unreadable");
-            snprintf(err, (size_t)errlen, "ssl.keystore.location: %s: no usable private key (%s)%s",
+            snprintf(err, errlen, "ssl.keystore.location: %s: no usable private key (%s)%s",
                      s->keystore_location, why,
                      s->key_password ? "" : "; an encrypted key needs ssl.key.password");
-            return -1;
+            return LS_EINVAL;
         }
     } else if (s->keystore_chain || s->keystore_key) {
-        if (use_inline_keystore(ctx, s, err, errlen) != 0) return -1;
+        ls_status st = use_inline_keystore(ctx, s, err, errlen);
+        if (st != LS_OK) return st;
     } else {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "ssl.keystore.location: required by a TLS listener (or "
                  "ssl.keystore.certificate.chain and ssl.keystore.key)");
-        return -1;
+        return LS_EINVAL;
     }
     if (SSL_CTX_check_private_key(ctx) != 1) {
         ssl_reason(why, sizeof why, "mismatch");
-        snprintf(err, (size_t)errlen, "%s: the private key does not match the certificate (%s)",
+        snprintf(err, errlen, "%s: the private key does not match the certificate (%s)",
                  s->keystore_location ? "ssl.keystore.location" : "ssl.keystore.key", why);
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
-static int use_truststore(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, int errlen)
+static ls_status use_truststore(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, size_t errlen)
 {
     char why[256];
     if (s->truststore_location) {
         if (SSL_CTX_load_verify_locations(ctx, s->truststore_location, NULL) != 1) {
             ssl_reason(why, sizeof why, "unreadable");
-            snprintf(err, (size_t)errlen, "ssl.truststore.location: %s: %s", s->truststore_location,
-                     why);
-            return -1;
+            snprintf(err, errlen, "ssl.truststore.location: %s: %s", s->truststore_location, why);
+            return LS_EINVAL;
         }
         STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(s->truststore_location);
         if (names) SSL_CTX_set_client_CA_list(ctx, names);
@@ -269,8 +270,8 @@ static int use_truststore(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, i
     if (s->truststore_certs) {
         char *pem = pem_normalize(s->truststore_certs);
         if (!pem) {
-            snprintf(err, (size_t)errlen, "ssl.truststore.certificates: no PEM certificate in it");
-            return -1;
+            snprintf(err, errlen, "ssl.truststore.certificates: no PEM certificate in it");
+            return LS_EINVAL;
         }
         BIO *bio = BIO_new_mem_buf(pem, -1);
         X509_STORE *store = SSL_CTX_get_cert_store(ctx);
@@ -286,11 +287,11 @@ static int use_truststore(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, i
         BIO_free(bio);
         ls_free(pem);
         if (!n) {
-            snprintf(err, (size_t)errlen, "ssl.truststore.certificates: no readable certificate");
-            return -1;
+            snprintf(err, errlen, "ssl.truststore.certificates: no readable certificate");
+            return LS_EINVAL;
         }
     }
-    return 0;
+    return LS_OK;
 }
 
 static int proto_version(const char *name)
@@ -364,26 +365,25 @@ static int suite_item(const char *item, void *arg)
     return -1;
 }
 
-static int apply_protocols(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, int errlen)
+static ls_status apply_protocols(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, size_t errlen)
 {
     proto_acc_t pa = {0};
     const char *enabled = s->enabled_protocols ? s->enabled_protocols : "TLSv1.2,TLSv1.3";
     if (each_item(enabled, proto_item, &pa) != 0) {
-        snprintf(err, (size_t)errlen,
-                 "ssl.enabled.protocols: '%s' is not supported (TLSv1.2, TLSv1.3)", pa.bad);
-        return -1;
+        snprintf(err, errlen, "ssl.enabled.protocols: '%s' is not supported (TLSv1.2, TLSv1.3)",
+                 pa.bad);
+        return LS_EINVAL;
     }
     if (!pa.max) {
-        snprintf(err, (size_t)errlen, "ssl.enabled.protocols: empty");
-        return -1;
+        snprintf(err, errlen, "ssl.enabled.protocols: empty");
+        return LS_EINVAL;
     }
     /* ssl.protocol names the context's protocol: its highest version */
     const char *proto = s->protocol ? s->protocol : "TLSv1.3";
     int top = !strcmp(proto, "TLS") ? TLS1_3_VERSION : proto_version(proto);
     if (!top) {
-        snprintf(err, (size_t)errlen, "ssl.protocol: '%s' is not supported (TLSv1.2, TLSv1.3, TLS)",
-                 proto);
-        return -1;
+        snprintf(err, errlen, "ssl.protocol: '%s' is not supported (TLSv1.2, TLSv1.3, TLS)", proto);
+        return LS_EINVAL;
     }
     if (pa.max > top) pa.max = top;
     if (s->cipher_suites && *s->cipher_suites) {
@@ -395,7 +395,7 @@ static int apply_protocols(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, 
         SSL_CTX_free(sa.all);
         ls_buf_append(&sa.tls12, "", 1);
         ls_buf_append(&sa.tls13, "", 1);
-        if (rc != 0) snprintf(err, (size_t)errlen, "ssl.cipher.suites: unknown suite '%s'", sa.bad);
+        if (rc != 0) snprintf(err, errlen, "ssl.cipher.suites: unknown suite '%s'", sa.bad);
         /* suites of one version only: the other version cannot be negotiated */
         if (rc == 0 && sa.tls12.len == 1)
             pa.min = pa.min > TLS1_3_VERSION ? pa.min : TLS1_3_VERSION;
@@ -407,36 +407,36 @@ static int apply_protocols(SSL_CTX *ctx, const ls_tls_settings_t *s, char *err, 
               SSL_CTX_set_ciphersuites(ctx, (const char *)sa.tls13.data) != 1))) {
             char why[200];
             ssl_reason(why, sizeof why, "refused");
-            snprintf(err, (size_t)errlen, "ssl.cipher.suites: %s", why);
+            snprintf(err, errlen, "ssl.cipher.suites: %s", why);
             rc = -1;
         }
         ls_buf_free(&sa.tls12);
         ls_buf_free(&sa.tls13);
-        if (rc != 0) return -1;
+        if (rc != 0) return LS_EINVAL;
     }
     if (pa.min > pa.max) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "ssl.enabled.protocols: no enabled protocol is left by ssl.protocol=%s and "
                  "ssl.cipher.suites",
                  proto);
-        return -1;
+        return LS_EINVAL;
     }
     SSL_CTX_set_min_proto_version(ctx, pa.min);
     SSL_CTX_set_max_proto_version(ctx, pa.max);
-    return 0;
+    return LS_OK;
 }
 
-static SSL_CTX *ctx_build(const ls_tls_settings_t *s, char *err, int errlen)
+static SSL_CTX *ctx_build(const ls_tls_settings_t *s, char *err, size_t errlen)
 {
     if (s->keystore_type && strcasecmp(s->keystore_type, "PEM") != 0) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "ssl.keystore.type: '%s' is not supported; use PEM (convert a JKS or PKCS12 "
                  "store with keytool/openssl)",
                  s->keystore_type);
         return NULL;
     }
     if (s->truststore_type && strcasecmp(s->truststore_type, "PEM") != 0) {
-        snprintf(err, (size_t)errlen, "ssl.truststore.type: '%s' is not supported; use PEM",
+        snprintf(err, errlen, "ssl.truststore.type: '%s' is not supported; use PEM",
                  s->truststore_type);
         return NULL;
     }
@@ -449,12 +449,12 @@ static SSL_CTX *ctx_build(const ls_tls_settings_t *s, char *err, int errlen)
     else if (!strcmp(auth, "none"))
         verify = SSL_VERIFY_NONE;
     else {
-        snprintf(err, (size_t)errlen,
-                 "ssl.client.auth: '%s' is not one of required, requested, none", auth);
+        snprintf(err, errlen, "ssl.client.auth: '%s' is not one of required, requested, none",
+                 auth);
         return NULL;
     }
     if (verify != SSL_VERIFY_NONE && !s->truststore_location && !s->truststore_certs) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "ssl.client.auth=%s needs the CA that signs client certificates: "
                  "ssl.truststore.location or ssl.truststore.certificates",
                  auth);
@@ -464,7 +464,7 @@ static SSL_CTX *ctx_build(const ls_tls_settings_t *s, char *err, int errlen)
     if (!ctx) {
         char why[200];
         ssl_reason(why, sizeof why, "out of memory");
-        snprintf(err, (size_t)errlen, "TLS context: %s", why);
+        snprintf(err, errlen, "TLS context: %s", why);
         return NULL;
     }
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
@@ -504,7 +504,7 @@ static char *until_slash(const char **pp)
     return ls_strndup(s, (size_t)(p - s));
 }
 
-static int rules_parse(const char *text, rules_t *r, char *err, size_t errlen)
+static ls_status rules_parse(const char *text, rules_t *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     const char *p = text ? text : "DEFAULT";
@@ -560,20 +560,22 @@ static int rules_parse(const char *text, rules_t *r, char *err, size_t errlen)
         p += strcspn(p, ",");
         if (*p == ',') p++;
     }
-    return 0;
+    return LS_OK;
 bad:
     rules_free(r);
-    return -1;
+    return LS_EINVAL;
 }
 
-static int rules_apply(const rules_t *r, const char *dn, char *out, size_t cap, char *why,
-                       size_t whylen)
+/* LS_OK with the principal in out, or LS_ENOTFOUND (why) when no rule
+ * applies. */
+static ls_status rules_apply(const rules_t *r, const char *dn, char *out, size_t cap, char *why,
+                             size_t whylen)
 {
     for (int i = 0; i < r->n; i++) {
         const rule_t *ru = &r->v[i];
         if (ru->is_default) {
             snprintf(out, cap, "User:%s", dn);
-            return 1;
+            return LS_OK;
         }
         pcre2_match_data *md = pcre2_match_data_create_from_pattern(ru->re, NULL);
         int m = pcre2_match(ru->re, (PCRE2_SPTR)dn, strlen(dn), 0,
@@ -589,18 +591,19 @@ static int rules_apply(const rules_t *r, const char *dn, char *out, size_t cap, 
         for (PCRE2_SIZE k = 0; k < rlen && ru->kase; k++)
             res[k] = (PCRE2_UCHAR)(ru->kase == 'L' ? tolower(res[k]) : toupper(res[k]));
         snprintf(out, cap, "User:%.*s", (int)rlen, (const char *)res);
-        return 1;
+        return LS_OK;
     }
     snprintf(why, whylen, "no rule of ssl.principal.mapping.rules applies to '%s'", dn);
-    return -1;
+    return LS_ENOTFOUND;
 }
 
-int ls_tls_map_principal(const char *rules, const char *dn, char *out, size_t cap, char *why,
-                         size_t whylen)
+ls_status ls_tls_map_principal(const char *rules, const char *dn, char *out, size_t cap, char *why,
+                               size_t whylen)
 {
     rules_t r;
-    if (rules_parse(rules, &r, why, whylen) != 0) return -1;
-    int rc = rules_apply(&r, dn, out, cap, why, whylen);
+    ls_status rc = rules_parse(rules, &r, why, whylen);
+    if (rc != LS_OK) return rc;
+    rc = rules_apply(&r, dn, out, cap, why, whylen);
     rules_free(&r);
     return rc;
 }
@@ -610,7 +613,7 @@ int ls_tls_map_principal(const char *rules, const char *dn, char *out, size_t ca
 static char *dup_or_null(const char *s) { return s ? ls_strdup(s) : NULL; }
 
 ls_tls_server_t *ls_tls_server_new(const ls_tls_settings_t *s, const char *what, char *err,
-                                   int errlen)
+                                   size_t errlen)
 {
     ls_tls_server_t *t = LS_NEW(ls_tls_server_t);
     const char **in[] = {&t->s.keystore_type,       &t->s.keystore_location,
@@ -625,7 +628,7 @@ ls_tls_server_t *ls_tls_server_new(const ls_tls_settings_t *s, const char *what,
         *in[i] = t->owned[i] = dup_or_null(*in[i]);
     snprintf(t->what, sizeof t->what, "%s", what);
     pthread_mutex_init(&t->mu, NULL);
-    if (rules_parse(s->principal_rules, &t->rules, err, (size_t)errlen) != 0 ||
+    if (rules_parse(s->principal_rules, &t->rules, err, errlen) != 0 ||
         !(t->ctx = ctx_build(&t->s, err, errlen))) {
         ls_tls_server_free(t);
         return NULL;
@@ -633,16 +636,16 @@ ls_tls_server_t *ls_tls_server_new(const ls_tls_settings_t *s, const char *what,
     return t;
 }
 
-int ls_tls_server_reload(ls_tls_server_t *t, char *err, int errlen)
+ls_status ls_tls_server_reload(ls_tls_server_t *t, char *err, size_t errlen)
 {
     SSL_CTX *ctx = ctx_build(&t->s, err, errlen);
-    if (!ctx) return -1;
+    if (!ctx) return LS_EINVAL;
     pthread_mutex_lock(&t->mu);
     SSL_CTX *old = t->ctx;
     t->ctx = ctx;
     pthread_mutex_unlock(&t->mu);
     SSL_CTX_free(old); /* connections hold their own reference */
-    return 0;
+    return LS_OK;
 }
 
 void ls_tls_server_free(ls_tls_server_t *t)
@@ -740,10 +743,13 @@ void *ls_tls_conn_take_output(ls_tls_conn_t *c, size_t *len)
 
 bool ls_tls_conn_established(const ls_tls_conn_t *c) { return SSL_is_init_finished(c->ssl); }
 
-int ls_tls_conn_principal(ls_tls_conn_t *c, char *out, size_t cap, char *why, size_t whylen)
+ls_status ls_tls_conn_principal(ls_tls_conn_t *c, char *out, size_t cap, char *why, size_t whylen)
 {
     X509 *peer = SSL_get1_peer_certificate(c->ssl);
-    if (!peer) return 0;
+    if (!peer) {
+        if (cap) out[0] = 0;
+        return LS_OK;
+    }
     BIO *b = BIO_new(BIO_s_mem());
     X509_NAME_print_ex(b, X509_get_subject_name(peer), 0, XN_FLAG_RFC2253);
     char dn[1024];
@@ -756,11 +762,11 @@ int ls_tls_conn_principal(ls_tls_conn_t *c, char *out, size_t cap, char *why, si
 
 /* ------------------------------------------------------------ PEM text */
 
-static char *read_file(const char *path, char *err, int errlen, const char *key)
+static char *read_file(const char *path, char *err, size_t errlen, const char *key)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, (size_t)errlen, "%s: cannot read %s", key, path);
+        snprintf(err, errlen, "%s: cannot read %s", key, path);
         return NULL;
     }
     ls_buf_t b;
@@ -774,14 +780,14 @@ static char *read_file(const char *path, char *err, int errlen, const char *key)
     return (char *)b.data;
 }
 
-int ls_tls_server_pem(ls_tls_server_t *t, char **cert_chain, char **key, char **trust, char *err,
-                      int errlen)
+ls_status ls_tls_server_pem(ls_tls_server_t *t, char **cert_chain, char **key, char **trust,
+                            char *err, size_t errlen)
 {
     const ls_tls_settings_t *s = &t->s;
     *cert_chain = *key = *trust = NULL;
     if (s->keystore_location) {
         char *all = read_file(s->keystore_location, err, errlen, "ssl.keystore.location");
-        if (!all) return -1;
+        if (!all) return LS_EIO;
         *cert_chain = all;
         *key = ls_strdup(all);
     } else {
@@ -793,12 +799,13 @@ int ls_tls_server_pem(ls_tls_server_t *t, char **cert_chain, char **key, char **
     else if (s->truststore_certs)
         *trust = pem_normalize(s->truststore_certs);
     if (!*cert_chain || !*key || ((s->truststore_location || s->truststore_certs) && !*trust)) {
-        if (!*err) snprintf(err, (size_t)errlen, "ssl.keystore: no PEM material");
+        if (!*err) snprintf(err, errlen, "ssl.keystore: no PEM material");
         ls_free(*cert_chain);
         ls_free(*key);
         ls_free(*trust);
+        ls_status st = s->truststore_location && !*trust ? LS_EIO : LS_EINVAL;
         *cert_chain = *key = *trust = NULL;
-        return -1;
+        return st;
     }
-    return 0;
+    return LS_OK;
 }

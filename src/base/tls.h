@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "base/config.h"
+#include "base/status.h"
 
 /* Kafka's ssl.* settings (base/config.h fields; NULL: unset). */
 typedef struct ls_tls_settings {
@@ -34,16 +35,17 @@ typedef struct ls_tls_server ls_tls_server_t;
 /* Builds the server context; NULL with err naming the setting at fault.
  * what names the server in log lines ("listener SSL", "http.listen"). */
 ls_tls_server_t *ls_tls_server_new(const ls_tls_settings_t *s, const char *what, char *err,
-                                   int errlen);
+                                   size_t errlen);
 /* Reads the certificate, key and trust material again (SIGHUP): new
  * connections use them, open ones keep theirs. On failure (err) the
  * current material stays in use. Any thread. */
-int ls_tls_server_reload(ls_tls_server_t *t, char *err, int errlen);
+ls_status ls_tls_server_reload(ls_tls_server_t *t, char *err, size_t errlen);
 void ls_tls_server_free(ls_tls_server_t *t);
 /* The PEM files of the server's material, for servers that take PEM text
- * (the HTTP server): malloc'ed copies (free them), NULL on failure (err). */
-int ls_tls_server_pem(ls_tls_server_t *t, char **cert_chain, char **key, char **trust, char *err,
-                      int errlen);
+ * (the HTTP server): malloc'ed copies (free them), all NULL on failure (err;
+ * LS_EIO when a file cannot be read, LS_EINVAL when it holds no PEM). */
+ls_status ls_tls_server_pem(ls_tls_server_t *t, char **cert_chain, char **key, char **trust,
+                            char *err, size_t errlen);
 
 typedef struct ls_tls_conn ls_tls_conn_t;
 
@@ -65,12 +67,15 @@ void *ls_tls_conn_take_output(ls_tls_conn_t *c, size_t *len);
 /* True once the handshake has completed. */
 bool ls_tls_conn_established(const ls_tls_conn_t *c);
 /* The principal of the peer's certificate by ssl.principal.mapping.rules
- * ("User:CN=...,O=..." by DEFAULT): 1 with out set, 0 when the peer sent no
- * certificate, -1 when no rule applies (why). After the handshake. */
-int ls_tls_conn_principal(ls_tls_conn_t *c, char *out, size_t cap, char *why, size_t whylen);
+ * ("User:CN=...,O=..." by DEFAULT): LS_OK with out set (to "" when the peer
+ * sent no certificate), LS_ENOTFOUND when no rule applies (why). After the
+ * handshake. */
+ls_status ls_tls_conn_principal(ls_tls_conn_t *c, char *out, size_t cap, char *why, size_t whylen);
 
 /* The principal of an RFC 2253 distinguished name by rules (the text of
- * ssl.principal.mapping.rules, NULL: DEFAULT): as above. Exposed for tests. */
-int ls_tls_map_principal(const char *rules, const char *dn, char *out, size_t cap, char *why,
-                         size_t whylen);
+ * ssl.principal.mapping.rules, NULL: DEFAULT): LS_OK with out set,
+ * LS_ENOTFOUND when no rule applies, LS_EINVAL when the rules do not parse
+ * (why). Exposed for tests. */
+ls_status ls_tls_map_principal(const char *rules, const char *dn, char *out, size_t cap, char *why,
+                               size_t whylen);
 #endif

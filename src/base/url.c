@@ -49,14 +49,14 @@ int ls_url_query_get(const char *query, const char *name, ls_buf_t *out)
     return 0;
 }
 
-int ls_url_query_foreach(const char *query, bool plus_is_space, ls_url_param_fn fn, void *arg,
-                         char *err, int errlen)
+ls_status ls_url_query_foreach(const char *query, bool plus_is_space, ls_url_param_fn fn, void *arg,
+                               char *err, size_t errlen)
 {
     ls_buf_t k, v;
     ls_buf_init(&k);
     ls_buf_init(&v);
-    int rc = 0;
-    for (const char *p = query; p && *p && rc == 0;) {
+    ls_status rc = LS_OK;
+    for (const char *p = query; p && *p && rc == LS_OK;) {
         const char *end = strchr(p, '&');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         if (len) {
@@ -65,9 +65,8 @@ int ls_url_query_foreach(const char *query, bool plus_is_space, ls_url_param_fn 
             if (ls_url_decode(p, kl, plus_is_space, &k) != 0 ||
                 ls_url_decode(eq ? eq + 1 : "", eq ? len - kl - 1 : 0, plus_is_space, &v) != 0) {
                 if (err && errlen > 0)
-                    snprintf(err, (size_t)errlen, "malformed percent escape in '%.*s'", (int)len,
-                             p);
-                rc = -1;
+                    snprintf(err, errlen, "malformed percent escape in '%.*s'", (int)len, p);
+                rc = LS_EINVAL;
                 break;
             }
             rc = fn(arg, (const char *)k.data, (const char *)v.data, p, len);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "base/buf.h"
+#include "base/status.h"
 
 /* Percent-decodes s[0..n) into out (replacing its contents); '+' becomes a
  * space when plus_is_space (query strings), stays '+' otherwise (paths). -1
@@ -18,9 +19,10 @@ int ls_url_query_get(const char *query, const char *name, ls_buf_t *out);
 /* Calls fn(arg, key, value, raw, rawlen) for each non-empty "k=v" (or "k",
  * value "") of a query string, decoded ('+' as ls_url_decode with
  * plus_is_space), in order; raw is the undecoded item. Stops at the first
- * non-zero return and returns it; -1 (with err) on a malformed escape. */
-typedef int (*ls_url_param_fn)(void *arg, const char *key, const char *value, const char *raw,
-                               size_t rawlen);
-int ls_url_query_foreach(const char *query, bool plus_is_space, ls_url_param_fn fn, void *arg,
-                         char *err, int errlen);
+ * status other than LS_OK and returns it; LS_EINVAL (with err) on a malformed
+ * escape. */
+typedef ls_status (*ls_url_param_fn)(void *arg, const char *key, const char *value, const char *raw,
+                                     size_t rawlen);
+ls_status ls_url_query_foreach(const char *query, bool plus_is_space, ls_url_param_fn fn, void *arg,
+                               char *err, size_t errlen);
 #endif

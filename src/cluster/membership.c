@@ -147,13 +147,13 @@ static void on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
 /* Writes the registration under a fresh lease. A key held by this broker's
  * previous incarnation (same address) is taken over; one held by another
  * live broker is LS_EEXISTS with err naming it. */
-static ls_status register_self(ls_membership_t *m, char *err, int errlen)
+static ls_status register_self(ls_membership_t *m, char *err, size_t errlen)
 {
     int64_t lease;
     ls_status st = ls_meta_lease_grant(m->meta, m->ttl_ms, &lease);
     if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "granting the broker session lease: %s: %s",
-                 ls_status_str(st), ls_meta_error(m->meta));
+        snprintf(err, errlen, "granting the broker session lease: %s: %s", ls_status_str(st),
+                 ls_meta_error(m->meta));
         return st;
     }
     char *val;
@@ -188,7 +188,7 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
             taken_over = old_lease != lease ? old_lease : 0;
             ls_kv_free(&kv);
             if (ok && (strcmp(other.host, m->self.host) != 0 || other.port != m->self.port)) {
-                snprintf(err, (size_t)errlen,
+                snprintf(err, errlen,
                          "broker.id %d is registered by a live broker at %s:%d (this broker "
                          "advertises %s:%d); give every broker a unique broker.id",
                          (int)m->self.id, other.host, (int)other.port, m->self.host,
@@ -216,8 +216,8 @@ static ls_status register_self(ls_membership_t *m, char *err, int errlen)
     }
     ls_meta_lease_revoke(m->meta, lease);
     if (st != LS_EEXISTS)
-        snprintf(err, (size_t)errlen, "registering broker %d: %s: %s", (int)m->self.id,
-                 ls_status_str(st), ls_meta_error(m->meta));
+        snprintf(err, errlen, "registering broker %d: %s: %s", (int)m->self.id, ls_status_str(st),
+                 ls_meta_error(m->meta));
     return st;
 }
 
@@ -273,7 +273,7 @@ static void *renew_thread(void *arg)
 
 ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
                                      int64_t session_timeout_ms, void (*on_change)(void *arg),
-                                     void *arg, char *err, int errlen)
+                                     void *arg, char *err, size_t errlen)
 {
     ls_membership_t *m = LS_NEW(ls_membership_t);
     m->meta = meta;
@@ -298,18 +298,16 @@ ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
             if (attempt) usleep(100 * 1000); /* a transient store error */
             st = rescan(m, &rev);
         }
-        if (st != LS_OK)
-            snprintf(err, (size_t)errlen, "reading live brokers: %s", ls_status_str(st));
+        if (st != LS_OK) snprintf(err, errlen, "reading live brokers: %s", ls_status_str(st));
     }
     if (st == LS_OK) {
         st = ls_meta_watch(meta, LS_KEY_BROKERS, strlen(LS_KEY_BROKERS), rev, on_watch, m,
                            &m->watch);
-        if (st != LS_OK)
-            snprintf(err, (size_t)errlen, "watching live brokers: %s", ls_status_str(st));
+        if (st != LS_OK) snprintf(err, errlen, "watching live brokers: %s", ls_status_str(st));
     }
     if (st != LS_OK || ls_thread_start(&m->thread, "ls-membership", renew_thread, m) != 0) {
         if (st == LS_OK)
-            snprintf(err, (size_t)errlen, "starting the membership thread: %s", strerror(errno));
+            snprintf(err, errlen, "starting the membership thread: %s", strerror(errno));
         if (m->watch) ls_meta_watch_cancel(meta, m->watch);
         if (m->lease) ls_meta_lease_revoke(meta, m->lease);
         pthread_mutex_destroy(&m->mu);

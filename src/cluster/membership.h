@@ -36,7 +36,7 @@ typedef struct ls_membership ls_membership_t;
  * changed (from a membership or store thread). */
 ls_membership_t *ls_membership_start(ls_meta_t *meta, const ls_member_t *self,
                                      int64_t session_timeout_ms, void (*on_change)(void *arg),
-                                     void *arg, char *err, int errlen);
+                                     void *arg, char *err, size_t errlen);
 /* Copy of the live brokers sorted by id (ls_free it); returns the count. */
 int ls_membership_members(ls_membership_t *m, ls_member_t **out);
 /* Deregisters at once (revokes the lease) and stops the threads. */

@@ -514,10 +514,10 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
         char why[256];
         uint32_t *pos = NULL;
         int64_t *base = NULL;
-        int k =
-            ls_entries_rebase(part.data, part.len, sel[i].first_offset, sel[i].last_offset, false,
-                              sel[i].object, sel[i].pos, &pos, &base, NULL, why, sizeof why);
-        if (k < 0) {
+        int k;
+        if (ls_entries_rebase(part.data, part.len, sel[i].first_offset, sel[i].last_offset, false,
+                              sel[i].object, sel[i].pos, &pos, &base, NULL, &k, why,
+                              sizeof why) != LS_OK) {
             LS_ERROR("compact", "log %016llx: %s; leaving the range uncompacted",
                      (unsigned long long)log_id, why);
             ls_buf_free(&part);

@@ -163,7 +163,7 @@ int64_t ls_group_config_duration_ms(const char *value)
     return any && ms < 9.2e18 ? (int64_t)ms : -1;
 }
 
-int ls_group_config_check(const char *key, const char *value, char *err, size_t errlen)
+ls_status ls_group_config_check(const char *key, const char *value, char *err, size_t errlen)
 {
     int32_t v;
     int w = word_key(key);
@@ -176,9 +176,9 @@ int ls_group_config_check(const char *key, const char *value, char *err, size_t 
                      reset ? " or by_duration:<ISO-8601 duration, not negative> (e.g. "
                              "by_duration:PT1H)"
                            : "");
-            return -1;
+            return LS_EINVAL;
         }
-        return 0;
+        return LS_OK;
     }
     int k = int_key(key);
     if (k < 0) {
@@ -186,7 +186,7 @@ int ls_group_config_check(const char *key, const char *value, char *err, size_t 
             snprintf(err, errlen, "Group config '%s' is not supported (served: " SERVED ").", key);
         else
             snprintf(err, errlen, "Unknown group config name: %s (known: " SERVED ")", key);
-        return -1;
+        return LS_EINVAL;
     }
     if (value && !parse_int(key, value, &v)) {
         if (int_keys[k].max == INT32_MAX)
@@ -196,9 +196,9 @@ int ls_group_config_check(const char *key, const char *value, char *err, size_t 
         else
             snprintf(err, errlen, "Invalid value %s for configuration %s: an int from %d to %d",
                      value, key, (int)int_keys[k].min, (int)int_keys[k].max);
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
 static json_t *doc_parse(const uint8_t *val, size_t vlen)

@@ -63,9 +63,9 @@ typedef struct ls_group_configs ls_group_configs_t;
 ls_group_configs_t *ls_group_configs_open(ls_meta_t *meta, char *err, size_t errlen);
 void ls_group_configs_close(ls_group_configs_t *gc);
 
-/* A key and value as SET would store them: 0, or -1 with err naming the
+/* A key and value as SET would store them: LS_OK, or LS_EINVAL with err naming the
  * key and what is accepted. value NULL: the key alone (DELETE). */
-int ls_group_config_check(const char *key, const char *value, char *err, size_t errlen);
+ls_status ls_group_config_check(const char *key, const char *value, char *err, size_t errlen);
 
 /* The group's override of key; false when it has none. */
 bool ls_group_configs_get(ls_group_configs_t *gc, const char *group, const char *key,

@@ -648,8 +648,11 @@ static void *accept_main(void *arg)
 
 /* ---- lifecycle ------------------------------------------------------------- */
 
-static int bind_listener(const char *key, const char *host, int port, int *bound_port, char *err,
-                         size_t errlen)
+/* A listening socket on host:port in *fd (left as it is on failure), its
+ * port in *bound_port: LS_EINVAL when host does not resolve, LS_EIO when the
+ * socket cannot listen. */
+static ls_status bind_listener(const char *key, const char *host, int port, int *fd_out,
+                               int *bound_port, char *err, size_t errlen)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM,
@@ -660,7 +663,7 @@ static int bind_listener(const char *key, const char *host, int port, int *bound
     int gai = getaddrinfo(host, ps, &hints, &ai);
     if (gai) {
         snprintf(err, errlen, "%s: cannot resolve '%s': %s", key, host, gai_strerror(gai));
-        return -1;
+        return LS_EINVAL;
     }
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
@@ -669,7 +672,7 @@ static int bind_listener(const char *key, const char *host, int port, int *bound
         snprintf(err, errlen, "%s: cannot listen on %s:%d: %s", key, host, port, strerror(errno));
         if (fd >= 0) close(fd);
         freeaddrinfo(ai);
-        return -1;
+        return LS_EIO;
     }
     freeaddrinfo(ai);
     struct sockaddr_storage ss;
@@ -677,7 +680,8 @@ static int bind_listener(const char *key, const char *host, int port, int *bound
     getsockname(fd, (struct sockaddr *)&ss, &sl);
     *bound_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
                                            : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-    return fd;
+    *fd_out = fd;
+    return LS_OK;
 }
 
 static void server_free(ls_http_server_t *s)
@@ -750,7 +754,7 @@ ls_http_server_t *ls_http_server_start(const char *key, const char *host, int po
     ls_http_server_t *s = LS_NEW(ls_http_server_t);
     s->key = key;
     s->limits = *limits;
-    s->spare_fd = s->wake[0] = s->wake[1] = -1;
+    s->listen_fd = s->spare_fd = s->wake[0] = s->wake[1] = -1;
     s->conns.next = s->conns.prev = &s->conns;
     pthread_mutex_init(&s->mu, NULL);
     s->mounts = LS_NEWN(ls_http_mount_t, nmounts ? nmounts : 1);
@@ -768,8 +772,7 @@ ls_http_server_t *ls_http_server_start(const char *key, const char *host, int po
         server_free(s);
         return NULL;
     }
-    s->listen_fd = bind_listener(key, host, port, &s->port, err, errlen);
-    if (s->listen_fd < 0) {
+    if (bind_listener(key, host, port, &s->listen_fd, &s->port, err, errlen) != LS_OK) {
         server_free(s);
         return NULL;
     }
@@ -797,14 +800,14 @@ ls_http_server_t *ls_http_server_start(const char *key, const char *host, int po
 
 int ls_http_server_port(const ls_http_server_t *s) { return s->port; }
 
-int ls_http_server_reload_tls(ls_http_server_t *s, const char *cert_pem, const char *key_pem,
-                              const char *truststore_pem, char *err, size_t errlen)
+ls_status ls_http_server_reload_tls(ls_http_server_t *s, const char *cert_pem, const char *key_pem,
+                                    const char *truststore_pem, char *err, size_t errlen)
 {
-    if (!s->cur->cert_pem) return 0; /* plain HTTP: nothing to reload */
+    if (!s->cur->cert_pem) return LS_OK; /* plain HTTP: nothing to reload */
     gen_t *g = gen_start(s, cert_pem, key_pem, truststore_pem);
     if (!g) {
         snprintf(err, errlen, "%s: libmicrohttpd refused the new certificate and key", s->key);
-        return -1;
+        return LS_EINVAL;
     }
     pthread_mutex_lock(&s->mu);
     gen_t *old = s->cur;
@@ -813,7 +816,7 @@ int ls_http_server_reload_tls(ls_http_server_t *s, const char *cert_pem, const c
     s->retired = old;
     s->cur = g;
     pthread_mutex_unlock(&s->mu);
-    return 0;
+    return LS_OK;
 }
 
 void ls_http_server_stop(ls_http_server_t *s)

@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/status.h"
 
 #define LS_HTTP_MAX_HEADER_BYTES (32 * 1024)
 #define LS_HTTP_MAX_PATH 8192
@@ -123,11 +124,11 @@ int ls_http_server_port(const ls_http_server_t *s);
 /* Stops accepting, waits for running handlers, closes every connection. */
 /* Serves new connections with this certificate chain, key and truststore
  * (PEM; SIGHUP): those already open finish with the old ones. Does nothing
- * on a plain HTTP listener. -1 with a reason (the listener keeps its
+ * on a plain HTTP listener. LS_EINVAL with a reason (the listener keeps its
  * current certificate) if libmicrohttpd refuses them. Any thread but the
  * server's own. */
-int ls_http_server_reload_tls(ls_http_server_t *s, const char *cert_pem, const char *key_pem,
-                              const char *truststore_pem, char *err, size_t errlen);
+ls_status ls_http_server_reload_tls(ls_http_server_t *s, const char *cert_pem, const char *key_pem,
+                                    const char *truststore_pem, char *err, size_t errlen);
 void ls_http_server_stop(ls_http_server_t *s);
 
 /* Adds {"error": {"message", "type", "code"}} (the Iceberg REST ErrorModel,

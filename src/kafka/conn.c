@@ -1014,12 +1014,12 @@ static void tls_established(ls_kconn_t *c)
 {
     c->tls_done = true;
     char principal[sizeof c->principal], why[512];
-    int rc = ls_tls_conn_principal(c->tls, principal, sizeof principal, why, sizeof why);
-    if (rc > 0) {
+    if (ls_tls_conn_principal(c->tls, principal, sizeof principal, why, sizeof why) != LS_OK) {
+        conn_close(c, why);
+    } else if (principal[0]) {
         LS_DEBUG("kafka", "TLS connection from %s authenticated as %s", c->peer, principal);
         ls_kconn_set_principal(c, principal);
     }
-    if (rc < 0) conn_close(c, why);
 }
 
 /* TLS: ciphertext arrived. Everything the session can decrypt now is taken

@@ -85,7 +85,7 @@ typedef struct ac_change_arg {
 
 /* The new config set from the current one (runs on the worker, maybe twice). */
 static ls_status ac_change(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
-                           int *nout, char *err, int errlen)
+                           int *nout, char *err, size_t errlen)
 {
     ac_change_arg_t *ca = arg;
     ac_res_t *r = ca->r;

@@ -66,7 +66,7 @@ typedef struct since_arg {
 
 /* Sets or removes the since key unless a concurrent change already did. */
 static ls_status since_change(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
-                              int *nout, char *err, int errlen)
+                              int *nout, char *err, size_t errlen)
 {
     since_arg_t *a = arg;
     ls_free(a->buf);
@@ -313,10 +313,9 @@ int ls_table_backfill(ls_table_marks_t *m, ls_meta_t *meta, ls_objstore_t *os,
                 st != LS_OK ? ls_status_str(st) : "short read");
         goto out;
     }
-    int k =
-        ls_entries_rebase(body.data, body.len, e.first_offset, e.last_offset, e.kind == LS_IDX_KCO,
-                          e.object, e.pos, &pos, &base, NULL, err, sizeof err);
-    if (k < 0) {
+    int k;
+    if (ls_entries_rebase(body.data, body.len, e.first_offset, e.last_offset, e.kind == LS_IDX_KCO,
+                          e.object, e.pos, &pos, &base, NULL, &k, err, sizeof err) != LS_OK) {
         LS_ERROR("table", "log %016llx: %s; backfill of table %s.%s stops here",
                  (unsigned long long)log_id, err, ts->stream->ns, tt->name);
         goto out;

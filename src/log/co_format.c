@@ -69,12 +69,12 @@ void ls_co_footer_encode(ls_buf_t *obj, int64_t log_id, int64_t first, int64_t l
 
 ls_status ls_co_footer_parse(const uint8_t *f, size_t len, uint64_t at, int64_t *log_id,
                              int64_t *first, int64_t *last, ls_co_entry_t **e, uint32_t *n,
-                             char *why, int whylen)
+                             char *why, size_t whylen)
 {
     *e = NULL;
     *n = 0;
     if (len < TRAILER || memcmp(f + len - 8, LS_CO_END_MAGIC, 8) != 0) {
-        snprintf(why, (size_t)whylen,
+        snprintf(why, whylen,
                  "no compacted-object end magic in the %zu footer bytes at byte %llu (object "
                  "truncated or not a compacted object)",
                  len, (unsigned long long)at);
@@ -83,13 +83,13 @@ ls_status ls_co_footer_parse(const uint8_t *f, size_t len, uint64_t at, int64_t 
     const uint8_t *t = f + len - TRAILER;
     uint32_t count = ls_be32_get(t + 24);
     if ((size_t)count * 12 != len - TRAILER) {
-        snprintf(why, (size_t)whylen,
+        snprintf(why, whylen,
                  "compacted-object footer at byte %llu counts %u entries, %zu bytes hold %zu",
                  (unsigned long long)at, count, len, (len - TRAILER) / 12);
         return LS_ECORRUPT;
     }
     if (ls_crc32c(0, f, (size_t)count * 12 + 28) != ls_be32_get(t + 28)) {
-        snprintf(why, (size_t)whylen, "compacted-object footer CRC mismatch at byte %llu",
+        snprintf(why, whylen, "compacted-object footer CRC mismatch at byte %llu",
                  (unsigned long long)at);
         return LS_ECORRUPT;
     }
@@ -102,7 +102,7 @@ ls_status ls_co_footer_parse(const uint8_t *f, size_t len, uint64_t at, int64_t 
         v[i].pos = ls_be32_get(f + (size_t)i * 12 + 8);
         if (v[i].pos < LS_CO_HEADER_SIZE || v[i].pos >= at ||
             (i && (v[i].pos <= v[i - 1].pos || v[i].base_offset <= v[i - 1].base_offset))) {
-            snprintf(why, (size_t)whylen,
+            snprintf(why, whylen,
                      "compacted-object entry %u (offset %lld, position %u) outside the body "
                      "[8, %llu) or not after entry %u",
                      i, (long long)v[i].base_offset, v[i].pos, (unsigned long long)at,
@@ -117,20 +117,21 @@ ls_status ls_co_footer_parse(const uint8_t *f, size_t len, uint64_t at, int64_t 
 }
 
 ls_status ls_co_footer_decode(const uint8_t *obj, size_t len, int64_t *log_id, int64_t *first,
-                              int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why, int whylen)
+                              int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why,
+                              size_t whylen)
 {
     *e = NULL;
     *n = 0;
     if (len < LS_CO_HEADER_SIZE + TRAILER || memcmp(obj, LS_CO_MAGIC, 8) != 0 ||
         memcmp(obj + len - 8, LS_CO_END_MAGIC, 8) != 0) {
-        snprintf(why, (size_t)whylen, "bad compacted-object magic (object %zu bytes)", len);
+        snprintf(why, whylen, "bad compacted-object magic (object %zu bytes)", len);
         return LS_ECORRUPT;
     }
     const uint8_t *t = obj + len - TRAILER;
     uint32_t count = ls_be32_get(t + 24);
     if ((size_t)count * 12 > len - LS_CO_HEADER_SIZE - TRAILER) {
-        snprintf(why, (size_t)whylen, "compacted-object entry count %u too large at byte %zu",
-                 count, len - TRAILER + 24);
+        snprintf(why, whylen, "compacted-object entry count %u too large at byte %zu", count,
+                 len - TRAILER + 24);
         return LS_ECORRUPT;
     }
     size_t fstart = len - TRAILER - (size_t)count * 12;

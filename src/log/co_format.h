@@ -53,8 +53,9 @@ void ls_co_footer_encode(ls_buf_t *obj, int64_t log_id, int64_t first, int64_t l
  * LS_ECORRUPT with why naming the byte position. */
 ls_status ls_co_footer_parse(const uint8_t *f, size_t len, uint64_t at, int64_t *log_id,
                              int64_t *first, int64_t *last, ls_co_entry_t **e, uint32_t *n,
-                             char *why, int whylen);
+                             char *why, size_t whylen);
 /* Validates a whole CO and returns its entry table (ls_malloc'd). */
 ls_status ls_co_footer_decode(const uint8_t *obj, size_t len, int64_t *log_id, int64_t *first,
-                              int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why, int whylen);
+                              int64_t *last, ls_co_entry_t **e, uint32_t *n, char *why,
+                              size_t whylen);
 #endif

@@ -469,7 +469,7 @@ static co_ent_t co_ent_of(const ls_idx_entry_t *e)
  * its index entry and caches it; false with why. */
 static bool footer_accept(ls_logstore_t *ls, int64_t want_log, const char *object,
                           const uint8_t *fb, size_t flen, const co_ent_t *ent, char *why,
-                          int whylen)
+                          size_t whylen)
 {
     int64_t log_id, first, last;
     ls_co_entry_t *v;
@@ -479,7 +479,7 @@ static bool footer_accept(ls_logstore_t *ls, int64_t want_log, const char *objec
         return false;
     bool ok = false;
     if (log_id != want_log || first != ent->first || last != ent->last || n != ent->entries) {
-        snprintf(why, (size_t)whylen,
+        snprintf(why, whylen,
                  "footer at byte %llu says log %016llx [%lld, %lld] with %u entries, the index "
                  "entry log %016llx [%lld, %lld] with %u",
                  (unsigned long long)ent->end, (unsigned long long)log_id, (long long)first,
@@ -487,7 +487,7 @@ static bool footer_accept(ls_logstore_t *ls, int64_t want_log, const char *objec
                  (long long)ent->last, ent->entries);
     } else if (n == 0 || v[0].pos != ent->pos || v[0].base_offset < first ||
                v[n - 1].base_offset > last) {
-        snprintf(why, (size_t)whylen,
+        snprintf(why, whylen,
                  "footer at byte %llu: entries do not start at byte %llu inside [%lld, %lld]",
                  (unsigned long long)ent->end, (unsigned long long)ent->pos, (long long)first,
                  (long long)last);

@@ -342,7 +342,7 @@ static void on_async(uv_async_t *a)
     ls_log_watch_resync_if_lost(ls);
 }
 
-ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, int errlen)
+ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, size_t errlen)
 {
     pthread_mutex_init(&ls->watch_mu, NULL);
     ls->watch_tail = &ls->watch_head;
@@ -350,8 +350,8 @@ ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, in
     ls_status st = ls_meta_watch(ls->meta, LS_KEY_ROOT, strlen(LS_KEY_ROOT), after_rev, on_events,
                                  ls, &ls->watch);
     if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "watching log heads in the metadata store: %s: %s",
-                 ls_status_str(st), ls_meta_error(ls->meta));
+        snprintf(err, errlen, "watching log heads in the metadata store: %s: %s", ls_status_str(st),
+                 ls_meta_error(ls->meta));
         return st;
     }
     /* the handle exists only once nothing can fail: events queued before

@@ -77,22 +77,22 @@ ls_logstate_t *ls_logstate_get(ls_logstore_t *ls, int64_t log_id, bool create)
     return lg;
 }
 
-static ls_status load_heads(ls_logstore_t *ls, int64_t *rev, char *err, int errlen)
+static ls_status load_heads(ls_logstore_t *ls, int64_t *rev, char *err, size_t errlen)
 {
     uint8_t end[64];
     size_t elen = ls_meta_prefix_end(LS_KEY_HEAD, strlen(LS_KEY_HEAD), end);
     ls_kvlist_t l;
     ls_status st = ls_meta_scan(ls->meta, LS_KEY_HEAD, strlen(LS_KEY_HEAD), end, elen, 0, 0, &l);
     if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "reading log heads from metadata: %s", ls_status_str(st));
+        snprintf(err, errlen, "reading log heads from metadata: %s", ls_status_str(st));
         return st;
     }
     for (size_t i = 0; i < l.n; i++) {
         int64_t id = ls_log_id_from_head_key((const char *)l.v[i].key, l.v[i].klen);
         ls_head_t h;
         if (id < 0 || ls_head_decode(l.v[i].val, l.v[i].vlen, &h) != LS_OK) {
-            snprintf(err, (size_t)errlen, "corrupt log head at key %.*s (%zu bytes)",
-                     (int)l.v[i].klen, (const char *)l.v[i].key, l.v[i].vlen);
+            snprintf(err, errlen, "corrupt log head at key %.*s (%zu bytes)", (int)l.v[i].klen,
+                     (const char *)l.v[i].key, l.v[i].vlen);
             ls_kvlist_free(&l);
             return LS_ECORRUPT;
         }
@@ -105,14 +105,14 @@ static ls_status load_heads(ls_logstore_t *ls, int64_t *rev, char *err, int errl
     ls_kvlist_free(&l);
     /* log starts advanced by trims (log_trim.c) */
     if ((st = ls_meta_scan_prefix(ls->meta, LS_KEY_START, 0, &l)) != LS_OK) {
-        snprintf(err, (size_t)errlen, "reading log starts from metadata: %s", ls_status_str(st));
+        snprintf(err, errlen, "reading log starts from metadata: %s", ls_status_str(st));
         return st;
     }
     for (size_t i = 0; i < l.n; i++) {
         int64_t id = ls_log_id_from_start_key((const char *)l.v[i].key, l.v[i].klen);
         ls_start_t s;
         if (id < 0 || ls_start_decode(l.v[i].val, l.v[i].vlen, &s) != LS_OK) {
-            snprintf(err, (size_t)errlen, "corrupt log start record at key %.*s (%zu bytes)",
+            snprintf(err, errlen, "corrupt log start record at key %.*s (%zu bytes)",
                      (int)l.v[i].klen, (const char *)l.v[i].key, l.v[i].vlen);
             ls_kvlist_free(&l);
             return LS_ECORRUPT;
@@ -336,7 +336,7 @@ void ls_logstore_gc_start(ls_logstore_t *ls)
 /* --------------------------------------------------------------- lifecycle */
 
 ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t *os,
-                                const ls_logstore_config_t *cfg, char *err, int errlen)
+                                const ls_logstore_config_t *cfg, char *err, size_t errlen)
 {
     ls_logstore_t *ls = LS_NEW(ls_logstore_t);
     ls->loop = loop;

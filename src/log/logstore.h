@@ -38,7 +38,7 @@ typedef struct ls_logstore_config {
 } ls_logstore_config_t;
 
 ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t *os,
-                                const ls_logstore_config_t *cfg, char *err, int errlen);
+                                const ls_logstore_config_t *cfg, char *err, size_t errlen);
 /* Flushes everything buffered, waits for in-flight flushes, then calls done. */
 void ls_logstore_shutdown(ls_logstore_t *ls, void (*done)(void *arg), void *arg);
 void ls_logstore_free(ls_logstore_t *ls);

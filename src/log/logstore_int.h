@@ -201,7 +201,7 @@ void ls_wal_seal_now(ls_logstore_t *ls); /* used by shutdown */
 bool ls_wal_idle(const ls_logstore_t *ls);
 void ls_wal_check_invariants(const ls_logstore_t *ls); /* panics naming the broken one */
 /* log_watch.c */
-ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, int errlen);
+ls_status ls_log_watch_start(ls_logstore_t *ls, int64_t after_rev, char *err, size_t errlen);
 void ls_log_watch_resync_if_lost(ls_logstore_t *ls);
 void ls_log_watch_cancel(ls_logstore_t *ls); /* no callbacks after it returns */
 void ls_log_watch_free(ls_logstore_t *ls);

@@ -272,9 +272,10 @@ void ls_read_cache_free(ls_read_cache_t *c)
     ls_free(c);
 }
 
-int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last_offset,
-                      bool real_offsets, const char *what, size_t base_pos, uint32_t **pos_out,
-                      int64_t **base_out, int64_t **max_ts_out, char *why, int whylen)
+ls_status ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last_offset,
+                            bool real_offsets, const char *what, size_t base_pos,
+                            uint32_t **pos_out, int64_t **base_out, int64_t **max_ts_out,
+                            int *count, char *why, size_t whylen)
 {
     /* First pass: count entries and check framing before touching bytes. */
     int n = 0;
@@ -282,24 +283,24 @@ int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last
     for (size_t q = 0; q < len;) {
         const uint8_t *e = p + q;
         if (len - q < ENTRY_MIN) {
-            snprintf(why, (size_t)whylen, "%s: truncated entry at byte %zu", what, base_pos + q);
-            return -1;
+            snprintf(why, whylen, "%s: truncated entry at byte %zu", what, base_pos + q);
+            return LS_ECORRUPT;
         }
         uint32_t elen = ls_be32_get(e + ENTRY_LEN_AT);
         int32_t delta = (int32_t)ls_be32_get(e + ENTRY_LAST_DELTA_AT);
         if (elen < ENTRY_MIN - 12 || elen > len - q - 12 || delta < 0) {
-            snprintf(why, (size_t)whylen, "%s: bad entry framing at byte %zu", what, base_pos + q);
-            return -1;
+            snprintf(why, whylen, "%s: bad entry framing at byte %zu", what, base_pos + q);
+            return LS_ECORRUPT;
         }
         if (real_offsets) {
             int64_t b = (int64_t)ls_be64_get(e);
             if (b < next || b > last_offset || delta > last_offset - b) {
-                snprintf(why, (size_t)whylen,
+                snprintf(why, whylen,
                          "%s: entry at byte %zu has offsets [%lld, +%d], outside [%lld, %lld] or "
                          "not after the previous entry",
                          what, base_pos + q, (long long)b, delta, (long long)next,
                          (long long)last_offset);
-                return -1;
+                return LS_ECORRUPT;
             }
             next = b + delta + 1;
         }
@@ -308,10 +309,10 @@ int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last
         n++;
     }
     if (!real_offsets && offsets != last_offset - first_offset + 1) {
-        snprintf(why, (size_t)whylen,
-                 "%s: entries at byte %zu hold %lld offsets, index says [%lld, %lld]", what,
-                 base_pos, (long long)offsets, (long long)first_offset, (long long)last_offset);
-        return -1;
+        snprintf(why, whylen, "%s: entries at byte %zu hold %lld offsets, index says [%lld, %lld]",
+                 what, base_pos, (long long)offsets, (long long)first_offset,
+                 (long long)last_offset);
+        return LS_ECORRUPT;
     }
     uint32_t *pos = pos_out ? LS_NEWN(uint32_t, n ? n : 1) : NULL;
     int64_t *base = base_out ? LS_NEWN(int64_t, n ? n : 1) : NULL;
@@ -338,19 +339,21 @@ int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last
     if (pos_out) *pos_out = pos;
     if (base_out) *base_out = base;
     if (max_ts_out) *max_ts_out = max_ts;
-    return n;
+    *count = n;
+    return LS_OK;
 }
 
 ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t first_offset,
                                      int64_t last_offset, bool real_offsets, ls_chunk_t *chunk,
                                      size_t off, size_t len, const char *what, char *why,
-                                     int whylen)
+                                     size_t whylen)
 {
     uint32_t *pos;
     int64_t *base, *max_ts;
-    int n = ls_entries_rebase(chunk->data + off, len, first_offset, last_offset, real_offsets, what,
-                              off, &pos, &base, &max_ts, why, whylen);
-    if (n < 0) return NULL;
+    int n;
+    if (ls_entries_rebase(chunk->data + off, len, first_offset, last_offset, real_offsets, what,
+                          off, &pos, &base, &max_ts, &n, why, whylen) != LS_OK)
+        return NULL;
     ls_cache_run_t *r = LS_NEW(ls_cache_run_t);
     r->log_id = log_id;
     r->first_offset = first_offset;

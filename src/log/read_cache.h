@@ -86,18 +86,19 @@ void ls_read_cache_free(ls_read_cache_t *c);
 ls_cache_run_t *ls_read_cache_insert(ls_read_cache_t *c, int64_t log_id, int64_t first_offset,
                                      int64_t last_offset, bool real_offsets, ls_chunk_t *chunk,
                                      size_t off, size_t len, const char *what, char *why,
-                                     int whylen);
+                                     size_t whylen);
 /* Checks the framing of the entries in p[0,len) (they must consume exactly
  * last-first+1 offsets), then rewrites each base offset from first_offset and
  * the leader epoch to 0. With real_offsets the base offsets are kept instead
  * and checked: strictly ascending, each entry [base, base + lastOffsetDelta]
  * inside [first, last] and after the previous one (gaps allowed, no entry
  * at all allowed). Optional outputs (ls_malloc'd): each entry's position,
- * base offset, max timestamp. Returns the entry count, or -1 with why (naming
- * `what` and the byte position base_pos + offending offset). */
-int ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last_offset,
-                      bool real_offsets, const char *what, size_t base_pos, uint32_t **pos,
-                      int64_t **base, int64_t **max_ts, char *why, int whylen);
+ * base offset, max timestamp; the entry count in *count. LS_OK, or
+ * LS_ECORRUPT with why (naming `what` and the byte position base_pos +
+ * offending offset). */
+ls_status ls_entries_rebase(uint8_t *p, size_t len, int64_t first_offset, int64_t last_offset,
+                            bool real_offsets, const char *what, size_t base_pos, uint32_t **pos,
+                            int64_t **base, int64_t **max_ts, int *count, char *why, size_t whylen);
 void ls_read_cache_remove(ls_read_cache_t *c, ls_cache_run_t *r);
 ls_cache_run_t *ls_read_cache_get(ls_read_cache_t *c, int64_t log_id, int64_t last_offset);
 /* Like get, without counting as a use (LRU order unchanged). */

@@ -32,29 +32,28 @@ void ls_wal_footer_encode(const ls_wal_section_t *s, uint32_t n, ls_buf_t *out)
 }
 
 ls_status ls_wal_footer_decode(const uint8_t *obj, size_t len, ls_wal_section_t **sections,
-                               uint32_t *n, char *why, int whylen)
+                               uint32_t *n, char *why, size_t whylen)
 {
     *sections = NULL;
     *n = 0;
     if (len < LS_WAL_HEADER_SIZE + LS_WAL_TRAILER_SIZE || memcmp(obj, LS_WAL_MAGIC, 8) != 0) {
-        snprintf(why, (size_t)whylen, "bad WAL header magic at byte 0 (object %zu bytes)", len);
+        snprintf(why, whylen, "bad WAL header magic at byte 0 (object %zu bytes)", len);
         return LS_ECORRUPT;
     }
     if (memcmp(obj + len - 8, LS_WAL_END_MAGIC, 8) != 0) {
-        snprintf(why, (size_t)whylen, "bad WAL end magic at byte %zu", len - 8);
+        snprintf(why, whylen, "bad WAL end magic at byte %zu", len - 8);
         return LS_ECORRUPT;
     }
     uint32_t count = ls_be32_get(obj + len - 16);
     size_t table = (size_t)count * LS_WAL_SECTION_SIZE;
     if (table > len - LS_WAL_HEADER_SIZE - LS_WAL_TRAILER_SIZE) {
-        snprintf(why, (size_t)whylen, "WAL section count %u exceeds object at byte %zu", count,
-                 len - 16);
+        snprintf(why, whylen, "WAL section count %u exceeds object at byte %zu", count, len - 16);
         return LS_ECORRUPT;
     }
     size_t footer_start = len - LS_WAL_TRAILER_SIZE - table;
     uint32_t crc = ls_crc32c(0, obj + footer_start, table + 4);
     if (crc != ls_be32_get(obj + len - 12)) {
-        snprintf(why, (size_t)whylen, "WAL footer CRC mismatch at byte %zu", footer_start);
+        snprintf(why, whylen, "WAL footer CRC mismatch at byte %zu", footer_start);
         return LS_ECORRUPT;
     }
     ls_wal_section_t *s = LS_NEWN(ls_wal_section_t, count ? count : 1);
@@ -68,7 +67,7 @@ ls_status ls_wal_footer_decode(const uint8_t *obj, size_t len, ls_wal_section_t 
         s[i].max_timestamp = (int64_t)ls_be64_get(p + 32);
         if (s[i].pos < LS_WAL_HEADER_SIZE || s[i].pos > footer_start ||
             s[i].len > footer_start - s[i].pos) {
-            snprintf(why, (size_t)whylen, "WAL section %u [%llu,+%u) outside body at byte %zu", i,
+            snprintf(why, whylen, "WAL section %u [%llu,+%u) outside body at byte %zu", i,
                      (unsigned long long)s[i].pos, s[i].len,
                      footer_start + (size_t)i * LS_WAL_SECTION_SIZE);
             ls_free(s);

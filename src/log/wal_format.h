@@ -38,7 +38,7 @@ void ls_wal_footer_encode(const ls_wal_section_t *s, uint32_t n, ls_buf_t *out);
  * magics, CRC and that every section lies inside the object body.
  * On failure writes a reason (naming the byte offset) to why. */
 ls_status ls_wal_footer_decode(const uint8_t *obj, size_t len, ls_wal_section_t **sections,
-                               uint32_t *n, char *why, int whylen);
+                               uint32_t *n, char *why, size_t whylen);
 /* WAL object keys: "wal/<13-digit wall ms of the seal>-<node>-<nonce>-<seq>.wal"
  * (wal_writer.c). The seal time of a key, or -1 when key is not one. */
 int64_t ls_wal_key_time(const char *key);

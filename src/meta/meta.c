@@ -41,13 +41,13 @@
 #include "base/metrics.h"
 #include "base/thread.h"
 
-ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
+ls_meta_t *ls_meta_open(const char *url, char *err, size_t errlen)
 {
     char eb[128];
-    if (!err || errlen <= 0) err = eb, errlen = sizeof eb;
+    if (!err || errlen == 0) err = eb, errlen = sizeof eb;
     err[0] = 0;
     if (!url) {
-        snprintf(err, (size_t)errlen, "metadata URL is missing");
+        snprintf(err, errlen, "metadata URL is missing");
         return NULL;
     }
     if (strcmp(url, "mem://") == 0) return ls_meta_mem_open();
@@ -55,7 +55,7 @@ ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
     if (strncmp(url, "sqlite://", 9) == 0) {
         const char *path = url + 9; /* "sqlite:///abs" leaves "/abs" */
         if (!*path) {
-            snprintf(err, (size_t)errlen, "metadata URL '%s' names no file", url);
+            snprintf(err, errlen, "metadata URL '%s' names no file", url);
             return NULL;
         }
         return ls_meta_sqlite_open(path, err, errlen);
@@ -63,7 +63,7 @@ ls_meta_t *ls_meta_open(const char *url, char *err, int errlen)
     if (strncmp(url, "etcd://", 7) == 0) return ls_meta_etcd_open(url, err, errlen);
     if (strncmp(url, "postgresql://", 13) == 0 || strncmp(url, "postgres://", 11) == 0)
         return ls_meta_pg_open(url, err, errlen);
-    snprintf(err, (size_t)errlen,
+    snprintf(err, errlen,
              "unsupported metadata URL '%s' (expected sqlite:///abs/path.db, "
              "sqlite://rel/path.db, etcd://host:port[,host:port...]/prefix, "
              "postgresql://user@host:port/database, faulty+<url> or mem://)",

@@ -128,8 +128,8 @@ const char *ls_meta_error(const ls_meta_t *m); /* the detail of this thread's la
 /* "sqlite:///abs/path.db", "sqlite://rel/path.db", "mem://",
  * "etcd://host:port[,host:port...]/prefix" (meta_etcd.h),
  * "postgresql://user@host:port/db" (meta_pg.h) */
-ls_meta_t *ls_meta_open(const char *url, char *err, int errlen);
-ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen);
+ls_meta_t *ls_meta_open(const char *url, char *err, size_t errlen);
+ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, size_t errlen);
 ls_meta_t *ls_meta_mem_open(void);
 
 /* The interface (meta.c hands each call to the backend; the backend's table

@@ -947,12 +947,12 @@ static char *read_password(const char *path)
 
 /* The URL's query (file comment, "Security"): unknown names are refused, a
  * password file that cannot be read too; then the first authenticate. */
-static int etcd_security(etcd_meta_t *em, const char *query, char *err, int errlen)
+static ls_status etcd_security(etcd_meta_t *em, const char *query, char *err, size_t errlen)
 {
     char *q = ls_strdup(query), *save = NULL, *pwfile = NULL;
-    int rc = 0;
+    ls_status rc = LS_OK;
     bool tls_off = false; /* tls=false given */
-    for (char *kv = strtok_r(q, "&", &save); kv && rc == 0; kv = strtok_r(NULL, "&", &save)) {
+    for (char *kv = strtok_r(q, "&", &save); kv && rc == LS_OK; kv = strtok_r(NULL, "&", &save)) {
         char *eq = strchr(kv, '=');
         const char *v = eq ? eq + 1 : "";
         if (eq) *eq = 0;
@@ -966,61 +966,58 @@ static int etcd_security(etcd_meta_t *em, const char *query, char *err, int errl
             em->tls = !strcmp(v, "true");
             tls_off = !em->tls;
         } else if (!strcmp(kv, "password")) {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "etcd URL: a password is not taken in the URL (it would be logged); "
                      "name a file holding it with password-file=");
-            rc = -1;
+            rc = LS_EINVAL;
         } else if (!dst || !*v) {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "etcd URL: unknown or empty parameter '%s' (known: tls=true|false, cacert, "
                      "cert, key, user, password-file)",
                      kv);
-            rc = -1;
+            rc = LS_EINVAL;
         } else {
             ls_free(*dst);
             *dst = ls_strdup(v);
         }
     }
     ls_free(q);
-    if (rc == 0 && (em->cacert || em->cert || em->key)) {
+    if (rc == LS_OK && (em->cacert || em->cert || em->key)) {
         if (tls_off) {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "etcd URL: tls=false with cacert/cert/key: the files "
                      "mean TLS; drop one or the other");
-            rc = -1;
+            rc = LS_EINVAL;
         }
         em->tls = true;
     }
-    if (rc == 0 && !em->cert != !em->key) {
-        snprintf(err, (size_t)errlen,
+    if (rc == LS_OK && !em->cert != !em->key) {
+        snprintf(err, errlen,
                  "etcd URL: cert= and key= go together (a client certificate "
                  "and its private key)");
-        rc = -1;
+        rc = LS_EINVAL;
     }
-    if (rc == 0 && !em->user != !pwfile) {
-        snprintf(err, (size_t)errlen, "etcd URL: user= and password-file= go together");
-        rc = -1;
+    if (rc == LS_OK && !em->user != !pwfile) {
+        snprintf(err, errlen, "etcd URL: user= and password-file= go together");
+        rc = LS_EINVAL;
     }
-    if (rc == 0 && pwfile && !(em->password = read_password(pwfile))) {
-        snprintf(err, (size_t)errlen, "etcd URL: password-file '%s' cannot be read or is empty",
-                 pwfile);
-        rc = -1;
+    if (rc == LS_OK && pwfile && !(em->password = read_password(pwfile))) {
+        snprintf(err, errlen, "etcd URL: password-file '%s' cannot be read or is empty", pwfile);
+        rc = LS_EIO;
     }
     ls_free(pwfile);
-    if (rc == 0 && em->user && etcd_reauth(em, 0) != LS_OK) {
-        snprintf(err, (size_t)errlen, "etcd: authenticating as '%s' failed: %s", em->user,
+    if (rc == LS_OK && em->user && (rc = etcd_reauth(em, 0)) != LS_OK)
+        snprintf(err, errlen, "etcd: authenticating as '%s' failed: %s", em->user,
                  ls_meta_errbuf());
-        rc = -1;
-    }
     return rc;
 }
 
-ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen)
+ls_meta_t *ls_meta_etcd_open(const char *url, char *err, size_t errlen)
 {
     char eb[128];
-    if (!err || errlen <= 0) err = eb, errlen = sizeof eb;
+    if (!err || errlen == 0) err = eb, errlen = sizeof eb;
     if (!url || strncmp(url, "etcd://", 7) != 0) {
-        snprintf(err, (size_t)errlen, "etcd URL '%s' does not start with etcd://", url ? url : "");
+        snprintf(err, errlen, "etcd URL '%s' does not start with etcd://", url ? url : "");
         return NULL;
     }
     const char *hosts = url + 7, *qmark = strchr(hosts, '?');
@@ -1028,8 +1025,7 @@ ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen)
     const char *slash = memchr(hosts, '/', ulen);
     size_t hlen = slash ? (size_t)(slash - hosts) : ulen;
     if (hlen == 0) {
-        snprintf(err, (size_t)errlen, "etcd URL '%s' names no endpoint (etcd://host:port/prefix)",
-                 url);
+        snprintf(err, errlen, "etcd URL '%s' names no endpoint (etcd://host:port/prefix)", url);
         return NULL;
     }
     etcd_meta_t *em = LS_NEW(etcd_meta_t);
@@ -1042,8 +1038,8 @@ ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen)
         const char *colon = memchr(p, ':', n);
         if (n == 0 || n > 255 || !colon || colon == p || colon + 1 == p + n ||
             strspn(colon + 1, "0123456789") < (size_t)(p + n - colon - 1)) {
-            snprintf(err, (size_t)errlen, "etcd URL '%s': endpoint '%.*s' is not host:port", url,
-                     (int)n, p);
+            snprintf(err, errlen, "etcd URL '%s': endpoint '%.*s' is not host:port", url, (int)n,
+                     p);
             etcd_close(&em->base);
             return NULL;
         }

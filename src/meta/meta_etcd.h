@@ -9,7 +9,7 @@
 #define LS_META_ETCD_H
 #include "meta/meta.h"
 
-ls_meta_t *ls_meta_etcd_open(const char *url, char *err, int errlen);
+ls_meta_t *ls_meta_etcd_open(const char *url, char *err, size_t errlen);
 
 /* Compacts etcd's history up to rev (all keys of the cluster, not only the
  * prefix): watches from before rev then get LS_ERANGE. For operators and

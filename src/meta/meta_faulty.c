@@ -110,10 +110,10 @@ static const ls_meta_ops_t faulty_meta_ops = {
     .close = f_close,
 };
 
-ls_meta_t *ls_meta_faulty_open(const char *url, char *err, int errlen)
+ls_meta_t *ls_meta_faulty_open(const char *url, char *err, size_t errlen)
 {
     if (strncmp(url, "faulty+", 7) != 0) {
-        snprintf(err, (size_t)errlen, "faulty metadata URL must start with faulty+: '%s'", url);
+        snprintf(err, errlen, "faulty metadata URL must start with faulty+: '%s'", url);
         return NULL;
     }
     char *inner_url = ls_strdup(url + 7);
@@ -138,11 +138,11 @@ ls_meta_t *ls_meta_faulty_open(const char *url, char *err, int errlen)
     return &f->base;
 }
 
-int ls_meta_faulty_set(ls_meta_t *m, const char *params, char *err, int errlen)
+ls_status ls_meta_faulty_set(ls_meta_t *m, const char *params, char *err, size_t errlen)
 {
     if (m->ops != &faulty_meta_ops) {
-        snprintf(err, (size_t)errlen, "not a faulty metadata store");
-        return -1;
+        snprintf(err, errlen, "not a faulty metadata store");
+        return LS_EINVAL;
     }
     return ls_fault_configure(&((faulty_meta_t *)m)->fault, params, NULL, err, errlen);
 }

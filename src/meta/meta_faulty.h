@@ -13,8 +13,8 @@
 #include "base/fault.h"
 #include "meta/meta.h"
 
-ls_meta_t *ls_meta_faulty_open(const char *url, char *err, int errlen);
+ls_meta_t *ls_meta_faulty_open(const char *url, char *err, size_t errlen);
 /* Changes parameters at run time ("txn_error_rate=0&down=false"). */
-int ls_meta_faulty_set(ls_meta_t *m, const char *params, char *err, int errlen);
+ls_status ls_meta_faulty_set(ls_meta_t *m, const char *params, char *err, size_t errlen);
 void ls_meta_faulty_stats(ls_meta_t *m, ls_fault_stats_t *out);
 #endif

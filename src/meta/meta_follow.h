@@ -57,10 +57,10 @@ void ls_meta_follow_close(ls_meta_follow_t *f);
 /* Records of named settings (group configs by group, client-metrics
  * subscriptions by name) are a JSON object of objects of strings. Parses
  * such a value (val NULL: the record is absent, an empty object) with every
- * setting accepted by check (0); NULL when anything does not parse or
+ * setting accepted by check (LS_OK); NULL when anything does not parse or
  * check. json_decref the result. */
-typedef int (*ls_meta_setting_check_fn)(const char *key, const char *value, char *err,
-                                        size_t errlen);
+typedef ls_status (*ls_meta_setting_check_fn)(const char *key, const char *value, char *err,
+                                              size_t errlen);
 json_t *ls_meta_follow_settings_parse(const uint8_t *val, size_t vlen,
                                       ls_meta_setting_check_fn check);
 

@@ -921,8 +921,9 @@ static char *pg_read_password(const char *path)
 }
 
 /* Parses postgresql://user@host:port/db?query into libpq parameters
- * (docs/OPERATIONS.md "PostgreSQL"). 0 or -1 with err set. */
-static int pg_parse_url(pg_meta_t *p, const char *url, char *err, int errlen)
+ * (docs/OPERATIONS.md "PostgreSQL"). LS_OK, or LS_EINVAL (LS_EIO: an unreadable
+ * password file) with err set. */
+static ls_status pg_parse_url(pg_meta_t *p, const char *url, char *err, size_t errlen)
 {
     const char *s = strstr(url, "://") + 3;
     const char *slash = strchr(s, '/');
@@ -930,16 +931,16 @@ static int pg_parse_url(pg_meta_t *p, const char *url, char *err, int errlen)
     const char *host = at ? at + 1 : s;
     size_t hlen = slash ? (size_t)(slash - host) : strlen(host);
     if (at && memchr(s, ':', (size_t)(at - s))) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "metadata URL: a password is not taken in the URL (it would be logged); name a "
                  "file holding it with password-file=");
-        return -1;
+        return LS_EINVAL;
     }
     const char *colon = memchr(host, ':', hlen);
     if (!hlen || !colon || colon == host || !colon[1] || !slash || !slash[1] || slash[1] == '?') {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "metadata URL '%s': expected postgresql://user@host:port/database[?options]", url);
-        return -1;
+        return LS_EINVAL;
     }
     p->kw = LS_NEWN(const char *, 16);
     p->vals = LS_NEWN(const char *, 16);
@@ -953,12 +954,13 @@ static int pg_parse_url(pg_meta_t *p, const char *url, char *err, int errlen)
              (int)(q ? (size_t)(q - db) : strlen(db)), db);
     int timeout_set = 0;
     char *query = ls_strdup(q ? q + 1 : ""), *save = NULL;
-    int rc = 0;
-    for (char *kv = strtok_r(query, "&", &save); kv && rc == 0; kv = strtok_r(NULL, "&", &save)) {
+    ls_status rc = LS_OK;
+    for (char *kv = strtok_r(query, "&", &save); kv && rc == LS_OK;
+         kv = strtok_r(NULL, "&", &save)) {
         char *eq = strchr(kv, '=');
         if (!eq) {
-            snprintf(err, (size_t)errlen, "metadata URL: option '%s' needs a value", kv);
-            rc = -1;
+            snprintf(err, errlen, "metadata URL: option '%s' needs a value", kv);
+            rc = LS_EINVAL;
             break;
         }
         *eq = 0;
@@ -973,28 +975,28 @@ static int pg_parse_url(pg_meta_t *p, const char *url, char *err, int errlen)
         } else if (!strcmp(kv, "password-file")) {
             char *pw = pg_read_password(eq + 1);
             if (!pw) {
-                snprintf(err, (size_t)errlen, "metadata URL: password-file %s: %s", eq + 1,
+                snprintf(err, errlen, "metadata URL: password-file %s: %s", eq + 1,
                          strerror(errno ? errno : EINVAL));
-                rc = -1;
+                rc = LS_EIO;
                 break;
             }
             p->kw[n] = ls_strdup("password");
             p->vals[n++] = pw;
         } else if (!strcmp(kv, "password")) {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "metadata URL: a password is not taken in the URL (it would be logged); "
                      "name a file holding it with password-file=");
-            rc = -1;
+            rc = LS_EINVAL;
         } else {
-            snprintf(err, (size_t)errlen,
+            snprintf(err, errlen,
                      "metadata URL: unknown option '%s' (known: sslmode, sslrootcert, sslcert, "
                      "sslkey, connect_timeout, application_name, password-file)",
                      kv);
-            rc = -1;
+            rc = LS_EINVAL;
         }
     }
     ls_free(query);
-    if (rc) return rc;
+    if (rc != LS_OK) return rc;
     if (!timeout_set) pg_param(p, &n, "connect_timeout", "5", 1);
     /* a dead server is noticed in seconds, not the kernel's two hours */
     pg_param(p, &n, "keepalives_idle", "5", 1);
@@ -1006,13 +1008,13 @@ static int pg_parse_url(pg_meta_t *p, const char *url, char *err, int errlen)
     static const char opts[] = "-c client_min_messages=warning "
                                "-c idle_in_transaction_session_timeout=10000";
     pg_param(p, &n, "options", opts, sizeof opts - 1);
-    return 0;
+    return LS_OK;
 }
 
-ls_meta_t *ls_meta_pg_open(const char *url, char *err, int errlen)
+ls_meta_t *ls_meta_pg_open(const char *url, char *err, size_t errlen)
 {
     char eb[128];
-    if (!err || errlen <= 0) err = eb, errlen = sizeof eb;
+    if (!err || errlen == 0) err = eb, errlen = sizeof eb;
     err[0] = 0;
     pg_meta_t *p = LS_NEW(pg_meta_t);
     p->base.ops = &pg_ops;
@@ -1027,21 +1029,21 @@ ls_meta_t *ls_meta_pg_open(const char *url, char *err, int errlen)
         char msg[160];
         snprintf(msg, sizeof msg, "%s", PQerrorMessage(p->conn));
         msg[strcspn(msg, "\n")] = 0;
-        snprintf(err, (size_t)errlen, "%s: cannot connect: %s", p->where, msg);
+        snprintf(err, errlen, "%s: cannot connect: %s", p->where, msg);
         goto fail;
     }
     PGresult *r = PQexec(p->conn, "BEGIN");
     PQclear(r);
     r = PQexec(p->conn, pg_schema);
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-        snprintf(err, (size_t)errlen, "%s: schema: %s", p->where, PQresultErrorMessage(r));
+        snprintf(err, errlen, "%s: schema: %s", p->where, PQresultErrorMessage(r));
         err[strcspn(err, "\n")] = 0;
         PQclear(r);
         goto fail;
     }
     PQclear(r);
     if (!pg_exec(p->conn, "COMMIT")) {
-        snprintf(err, (size_t)errlen, "%s: schema commit: %s", p->where, PQerrorMessage(p->conn));
+        snprintf(err, errlen, "%s: schema commit: %s", p->where, PQerrorMessage(p->conn));
         goto fail;
     }
     r = PQexec(p->conn, "SELECT ival FROM ls_meta WHERE name = 'schema_version'");
@@ -1049,16 +1051,16 @@ ls_meta_t *ls_meta_pg_open(const char *url, char *err, int errlen)
         PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) ? atoll(PQgetvalue(r, 0, 0)) : -1;
     PQclear(r);
     if (version != PG_SCHEMA_VERSION) {
-        snprintf(err, (size_t)errlen, "%s: schema version %lld, this build reads %d", p->where,
-                 version, PG_SCHEMA_VERSION);
+        snprintf(err, errlen, "%s: schema version %lld, this build reads %d", p->where, version,
+                 PG_SCHEMA_VERSION);
         goto fail;
     }
     if (pipe(p->wake) != 0) {
-        snprintf(err, (size_t)errlen, "%s: pipe: %s", p->where, strerror(errno));
+        snprintf(err, errlen, "%s: pipe: %s", p->where, strerror(errno));
         goto fail;
     }
     if (ls_thread_start(&p->thread, "ls-pg-meta", pg_thread, p) != 0) {
-        snprintf(err, (size_t)errlen, "%s: cannot start the background thread", p->where);
+        snprintf(err, errlen, "%s: cannot start the background thread", p->where);
         goto fail;
     }
     LS_INFO("meta", "%s: open", p->where);

@@ -7,5 +7,5 @@
  * sslmode, sslrootcert, sslcert, sslkey, connect_timeout, application_name,
  * password-file. NULL with err set when the URL is refused or the server
  * cannot be reached. */
-ls_meta_t *ls_meta_pg_open(const char *url, char *err, int errlen);
+ls_meta_t *ls_meta_pg_open(const char *url, char *err, size_t errlen);
 #endif

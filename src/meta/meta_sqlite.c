@@ -675,13 +675,13 @@ static int sq_open_errno(const char *path)
     return e;
 }
 
-ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen)
+ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, size_t errlen)
 {
     char eb[128];
-    if (!err || errlen <= 0) err = eb, errlen = sizeof eb;
+    if (!err || errlen == 0) err = eb, errlen = sizeof eb;
     err[0] = 0;
     if (!path || !*path) {
-        snprintf(err, (size_t)errlen, "sqlite metadata path is empty");
+        snprintf(err, errlen, "sqlite metadata path is empty");
         return NULL;
     }
     sq_meta_t *s = LS_NEW(sq_meta_t);
@@ -695,7 +695,7 @@ ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen)
         path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         int oserr = sq_open_errno(path);
-        snprintf(err, (size_t)errlen, "sqlite %s: open: %s%s%s", path,
+        snprintf(err, errlen, "sqlite %s: open: %s%s%s", path,
                  s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc), oserr ? ": " : "",
                  oserr ? strerror(oserr) : "");
         goto fail;
@@ -704,45 +704,45 @@ ls_meta_t *ls_meta_sqlite_open(const char *path, char *err, int errlen)
     char mode[16];
     if (sq_pragma_text(s->db, "PRAGMA journal_mode=WAL", mode, sizeof mode) != 0 ||
         strcmp(mode, "wal") != 0) {
-        snprintf(err, (size_t)errlen, "sqlite %s: cannot enable WAL journal mode (%s): %s", path,
-                 mode, sqlite3_errmsg(s->db));
+        snprintf(err, errlen, "sqlite %s: cannot enable WAL journal mode (%s): %s", path, mode,
+                 sqlite3_errmsg(s->db));
         goto fail;
     }
     char *emsg = NULL;
     if (sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, &emsg) != SQLITE_OK ||
         sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, &emsg) != SQLITE_OK) {
-        snprintf(err, (size_t)errlen, "sqlite %s: setup: %s", path, emsg ? emsg : "?");
+        snprintf(err, errlen, "sqlite %s: setup: %s", path, emsg ? emsg : "?");
         sqlite3_free(emsg);
         goto fail;
     }
     if (sqlite3_exec(s->db, sq_schema, NULL, NULL, &emsg) != SQLITE_OK ||
         sqlite3_exec(s->db, "COMMIT", NULL, NULL, &emsg) != SQLITE_OK) {
-        snprintf(err, (size_t)errlen, "sqlite %s: schema: %s", path, emsg ? emsg : "?");
+        snprintf(err, errlen, "sqlite %s: schema: %s", path, emsg ? emsg : "?");
         sqlite3_free(emsg);
         goto fail;
     }
     int64_t version = sq_meta_int(s->db, "schema_version", -1);
     if (version != SQ_SCHEMA_VERSION) {
-        snprintf(err, (size_t)errlen, "sqlite %s: schema version %lld, this build reads %d", path,
+        snprintf(err, errlen, "sqlite %s: schema version %lld, this build reads %d", path,
                  (long long)version, SQ_SCHEMA_VERSION);
         goto fail;
     }
     s->rev = sq_meta_int(s->db, "revision", -1);
     if (s->rev < 0) {
-        snprintf(err, (size_t)errlen, "sqlite %s: store revision missing", path);
+        snprintf(err, errlen, "sqlite %s: store revision missing", path);
         goto fail;
     }
     for (int i = 0; i < SQ_NSTMT; i++) {
         if (sqlite3_prepare_v3(s->db, sq_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
             SQLITE_OK) {
-            snprintf(err, (size_t)errlen, "sqlite %s: prepare '%s': %s", path, sq_sql[i],
+            snprintf(err, errlen, "sqlite %s: prepare '%s': %s", path, sq_sql[i],
                      sqlite3_errmsg(s->db));
             goto fail;
         }
     }
     s->hub = ls_meta_hub_new(s->rev, LS_META_HUB_HISTORY_BYTES);
     if (ls_thread_start(&s->expirer, "ls-sqlite-expiry", sq_expirer, s) != 0) {
-        snprintf(err, (size_t)errlen, "sqlite %s: cannot start the lease expirer", path);
+        snprintf(err, errlen, "sqlite %s: cannot start the lease expirer", path);
         ls_meta_hub_free(s->hub);
         goto fail;
     }

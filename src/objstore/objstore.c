@@ -48,7 +48,7 @@ void ls_objstore_opts_from_config(ls_objstore_opts_t *o, const ls_config_t *cfg)
     o->s3_multipart_part_size = cfg->s3_multipart_part_size;
 }
 
-ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, int errlen)
+ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, size_t errlen)
 {
     ls_objstore_opts_t o;
     ls_objstore_opts_init(&o);
@@ -57,15 +57,15 @@ ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, i
 }
 
 ls_objstore_t *ls_objstore_open_opts(const char *url, const ls_objstore_opts_t *o, char *err,
-                                     int errlen)
+                                     size_t errlen)
 {
     int fsync_enabled = o->fsync_enabled;
-    if (!err || errlen <= 0)
+    if (!err || errlen == 0)
         err = NULL, errlen = 0;
     else
         err[0] = 0;
     if (!url) {
-        if (err) snprintf(err, (size_t)errlen, "object store URL is missing");
+        if (err) snprintf(err, errlen, "object store URL is missing");
         return NULL;
     }
     if (strcmp(url, "mem://") == 0) return ls_objstore_mem_open();
@@ -74,13 +74,13 @@ ls_objstore_t *ls_objstore_open_opts(const char *url, const ls_objstore_opts_t *
     if (strncmp(url, "file://", 7) == 0) {
         const char *path = url + 7; /* "file:///abs" leaves "/abs" */
         if (!*path) {
-            if (err) snprintf(err, (size_t)errlen, "object store URL '%s' names no directory", url);
+            if (err) snprintf(err, errlen, "object store URL '%s' names no directory", url);
             return NULL;
         }
         return ls_objstore_fs_open(path, fsync_enabled, err, errlen);
     }
     if (err)
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "unsupported object store URL '%s' (expected file:///abs/dir, file://rel/dir, "
                  "s3://bucket/prefix, faulty+<url> or mem://)",
                  url);

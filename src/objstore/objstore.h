@@ -83,7 +83,7 @@ const char *ls_objstore_error(const ls_objstore_t *os);
  * "s3://bucket[/prefix][?opt=v&...]" (objstore_s3.c), or "faulty+<url>?..."
  * (objstore_faulty.c). S3 settings and credentials not in the URL come from
  * the environment (AWS_*); ls_objstore_open_opts takes them from config. */
-ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, int errlen);
+ls_objstore_t *ls_objstore_open(const char *url, int fsync_enabled, char *err, size_t errlen);
 
 /* Backend settings beyond the URL. NULL strings / negative numbers mean
  * "not set": the backend falls back to the environment, then its default. */
@@ -115,12 +115,12 @@ void ls_objstore_opts_init(ls_objstore_opts_t *o); /* everything "not set", fsyn
 struct ls_config;
 void ls_objstore_opts_from_config(ls_objstore_opts_t *o, const struct ls_config *cfg);
 ls_objstore_t *ls_objstore_open_opts(const char *url, const ls_objstore_opts_t *o, char *err,
-                                     int errlen);
+                                     size_t errlen);
 ls_objstore_t *ls_objstore_s3_open(const char *url, const ls_objstore_opts_t *o, char *err,
-                                   int errlen);
+                                   size_t errlen);
 ls_objstore_t *ls_objstore_faulty_open(const char *url, const ls_objstore_opts_t *o, char *err,
-                                       int errlen);
-ls_objstore_t *ls_objstore_fs_open(const char *dir, int fsync_enabled, char *err, int errlen);
+                                       size_t errlen);
+ls_objstore_t *ls_objstore_fs_open(const char *dir, int fsync_enabled, char *err, size_t errlen);
 ls_objstore_t *ls_objstore_mem_open(void);
 
 /* Metrics (docs/OPERATIONS.md "Metrics"): every call below is counted per

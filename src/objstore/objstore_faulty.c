@@ -117,11 +117,11 @@ static const ls_objstore_ops_t faulty_ops = {
 
 int ls_objstore_is_faulty(const ls_objstore_t *os) { return os && os->ops == &faulty_ops; }
 
-int ls_objstore_faulty_set(ls_objstore_t *os, const char *params, char *err, int errlen)
+ls_status ls_objstore_faulty_set(ls_objstore_t *os, const char *params, char *err, size_t errlen)
 {
     if (!ls_objstore_is_faulty(os)) {
-        if (err) snprintf(err, (size_t)errlen, "not a faulty object store");
-        return -1;
+        if (err) snprintf(err, errlen, "not a faulty object store");
+        return LS_EINVAL;
     }
     return ls_fault_configure(&((faulty_store_t *)os)->fault, params, NULL, err, errlen);
 }
@@ -133,10 +133,10 @@ void ls_objstore_faulty_stats(ls_objstore_t *os, ls_fault_stats_t *out)
 }
 
 ls_objstore_t *ls_objstore_faulty_open(const char *url, const ls_objstore_opts_t *o, char *err,
-                                       int errlen)
+                                       size_t errlen)
 {
     if (!url || strncmp(url, "faulty+", 7) != 0) {
-        if (err) snprintf(err, (size_t)errlen, "not a faulty+ URL");
+        if (err) snprintf(err, errlen, "not a faulty+ URL");
         return NULL;
     }
     const char *inner_url = url + 7;

@@ -17,8 +17,8 @@
 #include "objstore/objstore.h"
 
 /* Changes parameters at run time ("error_rate=0&down=false"); the names are
- * those of the URL. Returns 0, or -1 with a message. */
-int ls_objstore_faulty_set(ls_objstore_t *os, const char *params, char *err, int errlen);
+ * those of the URL. LS_OK, or LS_EINVAL with a message. */
+ls_status ls_objstore_faulty_set(ls_objstore_t *os, const char *params, char *err, size_t errlen);
 void ls_objstore_faulty_stats(ls_objstore_t *os, ls_fault_stats_t *out);
 /* 1 if os is a faulty wrapper. */
 int ls_objstore_is_faulty(const ls_objstore_t *os);

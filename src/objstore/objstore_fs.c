@@ -623,28 +623,26 @@ out:
     return rc;
 }
 
-ls_objstore_t *ls_objstore_fs_open(const char *dir, int fsync_enabled, char *err, int errlen)
+ls_objstore_t *ls_objstore_fs_open(const char *dir, int fsync_enabled, char *err, size_t errlen)
 {
     char eb[128];
-    if (!err || errlen <= 0) err = eb, errlen = sizeof eb;
+    if (!err || errlen == 0) err = eb, errlen = sizeof eb;
     err[0] = 0;
     if (!dir || !*dir) {
-        snprintf(err, (size_t)errlen, "object store directory is empty");
+        snprintf(err, errlen, "object store directory is empty");
         return NULL;
     }
     if (fs_mkdir_p(dir) != 0) {
-        snprintf(err, (size_t)errlen, "cannot create object store directory %s: %s", dir,
-                 strerror(errno));
+        snprintf(err, errlen, "cannot create object store directory %s: %s", dir, strerror(errno));
         return NULL;
     }
     int rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (rootfd < 0) {
-        snprintf(err, (size_t)errlen, "cannot open object store directory %s: %s", dir,
-                 strerror(errno));
+        snprintf(err, errlen, "cannot open object store directory %s: %s", dir, strerror(errno));
         return NULL;
     }
     if (mkdirat(rootfd, FS_TMP_DIR, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, (size_t)errlen, "cannot create %s/" FS_TMP_DIR ": %s", dir, strerror(errno));
+        snprintf(err, errlen, "cannot create %s/" FS_TMP_DIR ": %s", dir, strerror(errno));
         goto close_root;
     }
     fs_clean_tmp(rootfd, dir);

@@ -1136,7 +1136,7 @@ static const ls_objstore_ops_t s3_ops = {
 /* ---------------------------------------------------------------- open */
 
 ls_objstore_t *ls_objstore_s3_open(const char *url, const ls_objstore_opts_t *o, char *err,
-                                   int errlen)
+                                   size_t errlen)
 {
     s3_store_t *s = LS_NEW(s3_store_t);
     if (ls_s3_config_resolve(url, o, &s->c, err, errlen) != 0) {

@@ -65,7 +65,8 @@ static int parse_num(const char *v, int64_t *out)
 }
 
 /* Applies one URL query option. */
-static int apply_query_opt(s3_params_t *p, const char *k, const char *v, char *err, int errlen)
+static ls_status apply_query_opt(s3_params_t *p, const char *k, const char *v, char *err,
+                                 size_t errlen)
 {
     struct {
         const char *name;
@@ -85,10 +86,10 @@ static int apply_query_opt(s3_params_t *p, const char *k, const char *v, char *e
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         if (strcmp(k, nums[i].name) == 0) {
             if (parse_num(v, nums[i].field) != 0) {
-                snprintf(err, (size_t)errlen, "s3 URL option %s: '%s' is not a number", k, v);
-                return -1;
+                snprintf(err, errlen, "s3 URL option %s: '%s' is not a number", k, v);
+                return LS_EINVAL;
             }
-            return 0;
+            return LS_OK;
         }
     char **strs[] = {&p->endpoint, &p->region, &p->path_style, &p->create_only, &p->ca_file};
     const char *snames[] = {"endpoint", "region", "path_style", "create_only", "ca_file"};
@@ -96,36 +97,36 @@ static int apply_query_opt(s3_params_t *p, const char *k, const char *v, char *e
         if (strcmp(k, snames[i]) == 0) {
             ls_free(*strs[i]);
             *strs[i] = ls_strdup(v);
-            return 0;
+            return LS_OK;
         }
     if (strcmp(k, "tls_verify") == 0 || strcmp(k, "unsigned_payload") == 0) {
         int t;
         if (parse_tri(v, &t) != 0 || t == LS_S3_TRI_AUTO) {
-            snprintf(err, (size_t)errlen, "s3 URL option %s: '%s' is not true/false", k, v);
-            return -1;
+            snprintf(err, errlen, "s3 URL option %s: '%s' is not true/false", k, v);
+            return LS_EINVAL;
         }
         *(strcmp(k, "tls_verify") == 0 ? &p->tls_verify : &p->unsigned_payload) = t;
-        return 0;
+        return LS_OK;
     }
     if (strstr(k, "key") || strstr(k, "secret") || strstr(k, "token")) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "s3 URL option '%s': credentials do not belong in the URL (it is logged); use "
                  "s3.access.key / s3.secret.key or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY",
                  k);
-        return -1;
+        return LS_EINVAL;
     }
-    snprintf(err, (size_t)errlen, "s3 URL: unknown option '%s'", k);
-    return -1;
+    snprintf(err, errlen, "s3 URL: unknown option '%s'", k);
+    return LS_EINVAL;
 }
 
 typedef struct query_arg {
     s3_params_t *p;
     char *err;
-    int errlen;
+    size_t errlen;
 } query_arg_t;
 
-static int apply_query_param(void *arg, const char *k, const char *v, const char *raw,
-                             size_t rawlen)
+static ls_status apply_query_param(void *arg, const char *k, const char *v, const char *raw,
+                                   size_t rawlen)
 {
     query_arg_t *a = arg;
     return apply_query_opt(a->p, k, v, a->err, a->errlen);
@@ -150,11 +151,11 @@ static int bucket_ok(const char *b)
     return 1;
 }
 
-int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_config_t *c, char *err,
-                         int errlen)
+ls_status ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_config_t *c,
+                               char *err, size_t errlen)
 {
     char dummy[8];
-    if (!err || errlen <= 0) err = dummy, errlen = sizeof dummy;
+    if (!err || errlen == 0) err = dummy, errlen = sizeof dummy;
     err[0] = 0;
     ls_objstore_opts_t defaults;
     if (!o) {
@@ -162,8 +163,8 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
         o = &defaults;
     }
     if (!url || strncmp(url, "s3://", 5) != 0) {
-        snprintf(err, (size_t)errlen, "not an s3:// URL");
-        return -1;
+        snprintf(err, errlen, "not an s3:// URL");
+        return LS_EINVAL;
     }
     /* config-level settings first, URL options over them */
     s3_params_t p = {
@@ -203,13 +204,12 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
         while (pl && pfx[pl - 1] == '/')
             pfx[--pl] = 0;
         if (pl && !ls_objstore_key_valid(pfx)) {
-            snprintf(err, (size_t)errlen, "s3 URL '%s': prefix '%s' is not a valid key path", url,
-                     pfx);
+            snprintf(err, errlen, "s3 URL '%s': prefix '%s' is not a valid key path", url, pfx);
             goto fail;
         }
     }
     if (!bucket_ok(loc)) {
-        snprintf(err, (size_t)errlen, "s3 URL '%s': '%s' is not a bucket name", url, loc);
+        snprintf(err, errlen, "s3 URL '%s': '%s' is not a bucket name", url, loc);
         goto fail;
     }
 
@@ -223,7 +223,7 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
     const char *tok =
         o->s3_session_token ? o->s3_session_token : env_first("AWS_SESSION_TOKEN", NULL);
     if (!ak || !sk) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "s3: no credentials (set s3.access.key and s3.secret.key, or "
                  "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)");
         goto fail;
@@ -245,7 +245,7 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
         scheme = epbuf;
         hostport = sep + 3;
         if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) {
-            snprintf(err, (size_t)errlen, "s3 endpoint '%s': scheme must be http or https", ep);
+            snprintf(err, errlen, "s3 endpoint '%s': scheme must be http or https", ep);
             ls_free(epbuf);
             goto fail;
         }
@@ -254,15 +254,14 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
     while (hl && hostport[hl - 1] == '/')
         hostport[--hl] = 0;
     if (!hl || strchr(hostport, '/') || strchr(hostport, '@')) {
-        snprintf(err, (size_t)errlen,
-                 "s3 endpoint '%s': expected http(s)://host[:port] without a path", ep ? ep : "");
+        snprintf(err, errlen, "s3 endpoint '%s': expected http(s)://host[:port] without a path",
+                 ep ? ep : "");
         ls_free(epbuf);
         goto fail;
     }
     int ps;
     if (parse_tri(p.path_style, &ps) != 0) {
-        snprintf(err, (size_t)errlen, "s3.path.style: '%s' is not auto, true or false",
-                 p.path_style);
+        snprintf(err, errlen, "s3.path.style: '%s' is not auto, true or false", p.path_style);
         ls_free(epbuf);
         goto fail;
     }
@@ -276,8 +275,7 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
     ls_free(epbuf);
 
     if (parse_tri(p.create_only, &c->create_only_mode) != 0) {
-        snprintf(err, (size_t)errlen, "s3.create.only: '%s' is not auto, true or false",
-                 p.create_only);
+        snprintf(err, errlen, "s3.create.only: '%s' is not auto, true or false", p.create_only);
         goto fail;
     }
     c->tls_verify = p.tls_verify != 0; /* unset (-1) means on */
@@ -295,7 +293,7 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
     c->test_fail_part =
         p.test_fail_part > 0 && p.test_fail_part < LS_S3_MAX_PARTS ? (int)p.test_fail_part : 0;
     if (c->part_size < ((uint64_t)5 << 20) || c->part_size > ((uint64_t)5 << 30)) {
-        snprintf(err, (size_t)errlen, "s3 multipart part size must be 5MiB..5GiB");
+        snprintf(err, errlen, "s3 multipart part size must be 5MiB..5GiB");
         goto fail;
     }
     if (c->mp_threshold < c->part_size) c->mp_threshold = c->part_size;
@@ -303,13 +301,13 @@ int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_con
         c->mp_threshold = (uint64_t)5 << 30; /* S3's single-PUT limit */
     ls_free(loc);
     params_free(&p);
-    return 0;
+    return LS_OK;
 
 fail:
     ls_s3_config_free(c);
     ls_free(loc);
     params_free(&p);
-    return -1;
+    return LS_EINVAL;
 }
 
 void ls_s3_config_free(ls_s3_config_t *c)

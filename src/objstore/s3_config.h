@@ -26,9 +26,10 @@ typedef struct ls_s3_config {
 } ls_s3_config_t;
 
 /* Fills c from url ("s3://bucket[/prefix][?opt=value&...]") over o (NULL:
- * defaults) and the environment. 0, or -1 with err naming the bad part. */
-int ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_config_t *c, char *err,
-                         int errlen);
+ * defaults) and the environment. LS_OK, or LS_EINVAL with err naming the bad
+ * part. */
+ls_status ls_s3_config_resolve(const char *url, const ls_objstore_opts_t *o, ls_s3_config_t *c,
+                               char *err, size_t errlen);
 /* Frees the strings, wiping the secrets first. */
 void ls_s3_config_free(ls_s3_config_t *c);
 #endif

@@ -368,7 +368,7 @@ static ls_rb_result records_section(const uint8_t *batch, const ls_batch_info_t 
 
 ls_rb_result ls_records_validate(const uint8_t *p, size_t len, size_t max_batch_bytes,
                                  ls_batch_info_t *infos, int max_infos, int *ninfos, char *why,
-                                 int whylen)
+                                 size_t whylen)
 {
     char reason[RB_REASON_MAX + 64] = "";
     ls_rb_result res = LS_RB_OK;
@@ -419,7 +419,7 @@ ls_rb_result ls_records_validate(const uint8_t *p, size_t len, size_t max_batch_
     }
 report:
     if (res != LS_RB_OK && why && whylen > 0)
-        snprintf(why, (size_t)whylen, "batch %d at byte %zu: %s", nb, pos, reason);
+        snprintf(why, whylen, "batch %d at byte %zu: %s", nb, pos, reason);
     ls_buf_free(&tmp);
     return res;
 }

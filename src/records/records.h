@@ -89,7 +89,7 @@ void ls_batch_header_parse(const uint8_t *p, ls_batch_info_t *out);
  * timestamp rules are left to the caller (see ls_batch_info_t). */
 ls_rb_result ls_records_validate(const uint8_t *p, size_t len, size_t max_batch_bytes,
                                  ls_batch_info_t *infos, int max_infos, int *ninfos, char *why,
-                                 int whylen);
+                                 size_t whylen);
 
 /* One decoded record (views into the batch or its decompressed copy). */
 typedef struct ls_record_view {

@@ -18,6 +18,7 @@
 
 #include "base/alloc.h"
 #include "base/pbwire.h"
+#include "base/status.h"
 #include "base/utf8.h"
 #include "registry/protobuf_int.h"
 
@@ -782,7 +783,7 @@ static int resolve_type(ls_proto_t *p, ptype_t *t, const char *scope)
     return 0;
 }
 
-static int check_msg(ls_proto_t *p, pmsg_t *m, char *err, size_t errlen)
+static ls_status check_msg(ls_proto_t *p, pmsg_t *m, char *err, size_t errlen)
 {
     for (size_t i = 0; i < m->nfields; i++) {
         pfield_t *f = &m->fields[i];
@@ -792,25 +793,25 @@ static int check_msg(ls_proto_t *p, pmsg_t *m, char *err, size_t errlen)
                      "line %d: field '%s' of '%s' has the number %d (1 to %d, not "
                      "19000-19999)",
                      f->line, f->name, m->full, f->number, MAX_FIELD_NUMBER);
-            return -1;
+            return LS_EINVAL;
         }
         for (size_t k = 0; k < i; k++)
             if (m->fields[k].number == f->number || !strcmp(m->fields[k].name, f->name)) {
                 snprintf(err, errlen, "line %d: field '%s' of '%s' repeats the %s of field '%s'",
                          f->line, f->name, m->full,
                          m->fields[k].number == f->number ? "number" : "name", m->fields[k].name);
-                return -1;
+                return LS_EINVAL;
             }
         if (resolve_type(p, &f->type, m->full)) {
             snprintf(err, errlen, "line %d: field '%s' of '%s': unknown type '%s'", f->line,
                      f->name, m->full,
                      f->type.kind == T_MAP ? f->type.value->written : f->type.written);
-            return -1;
+            return LS_EINVAL;
         }
     }
     for (size_t i = 0; i < m->nmsgs; i++)
-        if (check_msg(p, m->msgs[i], err, errlen)) return -1;
-    return 0;
+        if (check_msg(p, m->msgs[i], err, errlen) != LS_OK) return LS_EINVAL;
+    return LS_OK;
 }
 
 static int well_known(const char *name)
@@ -884,7 +885,7 @@ ls_proto_t *ls_proto_parse(const char *const *names, const char *const *texts, s
     ls_buf_free(&imports);
     for (size_t i = 0; i < p->nfiles && !ps.failed; i++)
         for (size_t k = 0; k < p->files[i]->nmsgs && !ps.failed; k++)
-            if (check_msg(p, p->files[i]->msgs[k], err, errlen)) ps.failed = 1;
+            if (check_msg(p, p->files[i]->msgs[k], err, errlen) != LS_OK) ps.failed = 1;
     if (ps.failed) {
         ls_free(canon_src);
         ls_proto_free(p);

@@ -55,48 +55,48 @@ int ls_acl_pattern_find(const char *s) { return find_name(pattern_names, NAMES(p
 int ls_acl_op_find(const char *s) { return find_name(op_names, NAMES(op_names), s); }
 int ls_acl_perm_find(const char *s) { return find_name(perm_names, NAMES(perm_names), s); }
 
-int ls_acl_check_binding(const ls_acl_t *b, char *err, size_t errlen)
+ls_status ls_acl_check_binding(const ls_acl_t *b, char *err, size_t errlen)
 {
     if (b->rtype <= LS_ACL_RES_ANY || b->rtype >= NAMES(rtype_names)) {
         snprintf(err, errlen, "Invalid resourceType %s", ls_acl_rtype_name(b->rtype));
-        return -1;
+        return LS_EINVAL;
     }
     if (b->pattern != LS_ACL_PAT_LITERAL && b->pattern != LS_ACL_PAT_PREFIXED) {
         snprintf(err, errlen, "Invalid patternType %s", ls_acl_pattern_name(b->pattern));
-        return -1;
+        return LS_EINVAL;
     }
     if (b->op <= LS_ACL_OP_ANY || b->op >= NAMES(op_names)) {
         snprintf(err, errlen, "Invalid operation %s", ls_acl_op_name(b->op));
-        return -1;
+        return LS_EINVAL;
     }
     if (b->perm != LS_ACL_PERM_ALLOW && b->perm != LS_ACL_PERM_DENY) {
         snprintf(err, errlen, "Invalid permissionType %s", ls_acl_perm_name(b->perm));
-        return -1;
+        return LS_EINVAL;
     }
     if (!b->name || !b->name[0]) {
         snprintf(err, errlen, "Resource name should not be empty");
-        return -1;
+        return LS_EINVAL;
     }
     if (b->rtype == LS_ACL_RES_CLUSTER && strcmp(b->name, LS_ACL_CLUSTER_NAME) != 0) {
         snprintf(err, errlen, "The only valid name for the CLUSTER resource is %s",
                  LS_ACL_CLUSTER_NAME);
-        return -1;
+        return LS_EINVAL;
     }
     if (!b->principal || !strchr(b->principal, ':')) {
         snprintf(err, errlen,
                  "Could not parse principal from `%s` (no colon is present separating the "
                  "principal type from the principal name)",
                  b->principal ? b->principal : "");
-        return -1;
+        return LS_EINVAL;
     }
     if (!b->host || !b->host[0]) {
         snprintf(err, errlen, "Invalid empty host");
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
-int ls_acl_check_filter(const ls_acl_t *f, char *err, size_t errlen)
+ls_status ls_acl_check_filter(const ls_acl_t *f, char *err, size_t errlen)
 {
     const char *what = NULL;
     if (f->rtype <= LS_ACL_RES_UNKNOWN || f->rtype >= NAMES(rtype_names))
@@ -107,9 +107,9 @@ int ls_acl_check_filter(const ls_acl_t *f, char *err, size_t errlen)
         what = "operation";
     else if (f->perm <= LS_ACL_PERM_UNKNOWN || f->perm >= NAMES(perm_names))
         what = "permission type";
-    if (!what) return 0;
+    if (!what) return LS_OK;
     snprintf(err, errlen, "The filter's %s is UNKNOWN", what);
-    return -1;
+    return LS_EINVAL;
 }
 
 static bool str_any_eq(const char *filter, const char *v)

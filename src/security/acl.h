@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/status.h"
+
 /* ResourceType */
 enum {
     LS_ACL_RES_UNKNOWN = 0,
@@ -105,12 +107,12 @@ int ls_acl_pattern_find(const char *s);
 int ls_acl_op_find(const char *s);
 int ls_acl_perm_find(const char *s);
 
-/* Whether b may be stored (Kafka's CreateAcls validation): 0, or -1 with
- * the reason in err. */
-int ls_acl_check_binding(const ls_acl_t *b, char *err, size_t errlen);
-/* Whether f is a usable filter (no UNKNOWN element, every code known): 0,
- * or -1 with the reason in err. */
-int ls_acl_check_filter(const ls_acl_t *f, char *err, size_t errlen);
+/* Whether b may be stored (Kafka's CreateAcls validation): LS_OK, or
+ * LS_EINVAL with the reason in err. */
+ls_status ls_acl_check_binding(const ls_acl_t *b, char *err, size_t errlen);
+/* Whether f is a usable filter (no UNKNOWN element, every code known):
+ * LS_OK, or LS_EINVAL with the reason in err. */
+ls_status ls_acl_check_filter(const ls_acl_t *f, char *err, size_t errlen);
 /* Whether stored binding b matches filter f (Kafka's AclBindingFilter). */
 bool ls_acl_filter_matches(const ls_acl_t *f, const ls_acl_t *b);
 /* Same binding (every field equal). */

@@ -133,7 +133,7 @@ static bool on_record(void *arg, const uint8_t *val, size_t vlen, int64_t mod_re
 }
 
 ls_authz_t *ls_authz_open(ls_meta_t *meta, const char *super_users, bool allow_if_none, char *err,
-                          int errlen)
+                          size_t errlen)
 {
     ls_authz_t *a = LS_NEW(ls_authz_t);
     a->meta = meta;
@@ -149,7 +149,7 @@ ls_authz_t *ls_authz_open(ls_meta_t *meta, const char *super_users, bool allow_i
                                 .arg = a};
     ls_status st = ls_meta_follow_open(meta, &cfg, &a->follow);
     if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "cannot load the ACLs (%s): %s: %s", LS_KEY_CLUSTER_ACLS,
+        snprintf(err, errlen, "cannot load the ACLs (%s): %s: %s", LS_KEY_CLUSTER_ACLS,
                  ls_status_str(st), ls_meta_error(meta));
         ls_authz_close(a);
         return NULL;

@@ -45,7 +45,7 @@ typedef struct ls_authz ls_authz_t;
  * (';'-separated principals, may be NULL); allow_if_none:
  * allow.everyone.if.no.acl.found. NULL with err on a store failure. */
 ls_authz_t *ls_authz_open(ls_meta_t *meta, const char *super_users, bool allow_if_none, char *err,
-                          int errlen);
+                          size_t errlen);
 void ls_authz_close(ls_authz_t *a); /* NULL: no-op */
 
 /* The decision for a request of api (for the audit line) by principal

@@ -192,7 +192,7 @@ static bool on_record(void *arg, const uint8_t *val, size_t vlen, int64_t mod_re
     return true;
 }
 
-ls_quotas_t *ls_quotas_open(ls_meta_t *meta, char *err, int errlen)
+ls_quotas_t *ls_quotas_open(ls_meta_t *meta, char *err, size_t errlen)
 {
     ls_quotas_t *q = LS_NEW(ls_quotas_t);
     q->meta = meta;
@@ -205,8 +205,8 @@ ls_quotas_t *ls_quotas_open(ls_meta_t *meta, char *err, int errlen)
                                 .arg = q};
     ls_status st = ls_meta_follow_open(meta, &cfg, &q->follow);
     if (st != LS_OK) {
-        snprintf(err, (size_t)errlen, "cannot load the client quotas (%s): %s: %s",
-                 LS_KEY_CLUSTER_QUOTAS, ls_status_str(st), ls_meta_error(meta));
+        snprintf(err, errlen, "cannot load the client quotas (%s): %s: %s", LS_KEY_CLUSTER_QUOTAS,
+                 ls_status_str(st), ls_meta_error(meta));
         ls_quotas_close(q);
         return NULL;
     }

@@ -75,7 +75,7 @@ const char *ls_quota_key_name(ls_quota_key k);
 bool ls_quota_key_find(const char *name, size_t len, ls_quota_key *out);
 
 /* Loads the quotas and starts the watch. NULL with err on a store failure. */
-ls_quotas_t *ls_quotas_open(ls_meta_t *meta, char *err, int errlen);
+ls_quotas_t *ls_quotas_open(ls_meta_t *meta, char *err, size_t errlen);
 void ls_quotas_close(ls_quotas_t *q); /* NULL: no-op */
 
 /* Every entity with its values, copied (ls_quotas_free_list). */

@@ -46,7 +46,7 @@ int ls_sasl_mech_names(unsigned set, const char **names)
     return n;
 }
 
-int ls_sasl_mechs_parse(const char *list, unsigned *out, char *err, size_t errlen)
+ls_status ls_sasl_mechs_parse(const char *list, unsigned *out, char *err, size_t errlen)
 {
     *out = 0;
     const char *p = list;
@@ -69,16 +69,16 @@ int ls_sasl_mechs_parse(const char *list, unsigned *out, char *err, size_t errle
                          "'%.*s' is not a supported mechanism (PLAIN, SCRAM-SHA-256, "
                          "SCRAM-SHA-512, OAUTHBEARER)",
                          (int)(n > 64 ? 64 : n), p);
-            return -1;
+            return LS_EINVAL;
         }
         *out |= (unsigned)m;
         p = e;
     }
     if (!*out) {
         snprintf(err, errlen, "no mechanism listed");
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
 static bool is_scram(ls_sasl_mech m)

@@ -41,9 +41,9 @@ typedef enum ls_sasl_mech {
 #define LS_SASL_DEFAULT_MECHANISMS "SCRAM-SHA-256,SCRAM-SHA-512"
 
 /* Parses a comma-separated mechanism list (sasl.enabled.mechanisms) into a
- * set of ls_sasl_mech bits. -1 with the reason in err for an empty list or a
+ * set of ls_sasl_mech bits. LS_EINVAL with the reason in err for an empty list or a
  * mechanism we do not support (GSSAPI, anything else). */
-int ls_sasl_mechs_parse(const char *list, unsigned *out, char *err, size_t errlen);
+ls_status ls_sasl_mechs_parse(const char *list, unsigned *out, char *err, size_t errlen);
 /* The names in mechs, in a fixed order, at most LS_SASL_NMECHS; returns how many. */
 #define LS_SASL_NMECHS 4
 int ls_sasl_mech_names(unsigned mechs, const char **names);

@@ -540,7 +540,7 @@ static ls_status http_security(ls_broker_t *b, int i, ls_http_security_t *out, c
                             .client_auth = ca};
     ls_tls_server_t *t = ls_tls_server_new(&ts, what, err, errlen);
     char *chain, *key, *trust;
-    int rc = t ? ls_tls_server_pem(t, &chain, &key, &trust, err, errlen) : -1;
+    ls_status rc = t ? ls_tls_server_pem(t, &chain, &key, &trust, err, errlen) : LS_EINVAL;
     ls_tls_server_free(t);
     if (rc != 0) {
         /* base/tls.c names the Kafka listeners' ssl.X; here it is <prefix>.ssl.X */

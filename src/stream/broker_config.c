@@ -92,8 +92,8 @@ static void dynamic_list(char *buf, size_t cap)
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", k ? ", " : "", defs[k].name);
 }
 
-int ls_bcfg_check(const ls_config_t *cfg, const char *name, const char *value, char *err,
-                  size_t errlen)
+ls_status ls_bcfg_check(const ls_config_t *cfg, const char *name, const char *value, char *err,
+                        size_t errlen)
 {
     char list[512];
     int k = ls_bcfg_find(name);
@@ -110,7 +110,7 @@ int ls_bcfg_check(const ls_config_t *cfg, const char *name, const char *value, c
                      "Unknown or unsupported dynamic broker config: %s (dynamic "
                      "broker configs: %s)",
                      name, list);
-        return -1;
+        return LS_EINVAL;
     }
     int64_t v;
     if (!value || !bcfg_parse((ls_bcfg_key)k, value, &v)) {
@@ -124,7 +124,7 @@ int ls_bcfg_check(const ls_config_t *cfg, const char *name, const char *value, c
                      "Invalid value %s for configuration %s: must be an integer in "
                      "[%" PRId64 ", %" PRId64 "]",
                      value ? value : "null", name, defs[k].min, defs[k].max);
-        return -1;
+        return LS_EINVAL;
     }
     if (k == LS_BCFG_MESSAGE_MAX_BYTES && v > cfg->wal_buffer_max_bytes) {
         snprintf(err, errlen,
@@ -132,9 +132,9 @@ int ls_bcfg_check(const ls_config_t *cfg, const char *name, const char *value, c
                  "wal.buffer.max.bytes (%" PRId64 "), so a batch of that size could never be "
                  "admitted",
                  value, name, cfg->wal_buffer_max_bytes);
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
 int64_t ls_bcfg_static(const ls_config_t *cfg, ls_bcfg_key k)

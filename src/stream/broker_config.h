@@ -54,12 +54,12 @@ int ls_bcfg_find(const char *name);
 int8_t ls_bcfg_type(ls_bcfg_key k);
 const char *ls_bcfg_doc(ls_bcfg_key k);
 
-/* Whether name=value may be stored as a dynamic default: 0, or -1 with err
+/* Whether name=value may be stored as a dynamic default: LS_OK, or LS_EINVAL with err
  * naming the key and why (static setting, unknown setting, bad value). cfg
  * is this broker's static configuration (message.max.bytes is bounded by its
  * wal.buffer.max.bytes). */
-int ls_bcfg_check(const ls_config_t *cfg, const char *name, const char *value, char *err,
-                  size_t errlen);
+ls_status ls_bcfg_check(const ls_config_t *cfg, const char *name, const char *value, char *err,
+                        size_t errlen);
 
 /* The value from the broker's static configuration. */
 int64_t ls_bcfg_static(const ls_config_t *cfg, ls_bcfg_key k);

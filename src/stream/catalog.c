@@ -97,15 +97,15 @@ struct ls_catalog {
     int64_t max_total;
 };
 
-static void cat_err(char *err, int errlen, const char *fmt, ...)
+static void cat_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void cat_err(char *err, int errlen, const char *fmt, ...)
+static void cat_err(char *err, size_t errlen, const char *fmt, ...)
 {
-    if (!err || errlen <= 0) return;
+    if (!err || errlen == 0) return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, (size_t)errlen, fmt, ap);
+    vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
 }
 
@@ -123,7 +123,7 @@ void ls_catalog_set_limits(ls_catalog_t *c, int32_t per_stream, int64_t total)
 
 /* Checks a stream of `partitions` replacing one of `had` against the limits. */
 static ls_status cat_check_limits(ls_catalog_t *c, const char *name, int32_t had,
-                                  int32_t partitions, char *err, int errlen)
+                                  int32_t partitions, char *err, size_t errlen)
 {
     int32_t per = c->max_per_stream ? c->max_per_stream : LS_MAX_PARTITIONS;
     if (partitions < 1 || partitions > per) {
@@ -508,17 +508,18 @@ done:
     return s;
 }
 
-/* Config must have keys, values, no duplicate keys, and be representable as JSON. */
-static int cat_config_check(const ls_prop_t *config, int n, char *err, int errlen)
+/* Config must have keys, values, no duplicate keys, and be representable as
+ * JSON: LS_OK, or LS_EINVAL with err naming the entry. */
+static ls_status cat_config_check(const ls_prop_t *config, int n, char *err, size_t errlen)
 {
     if (n < 0 || (n > 0 && !config)) {
         cat_err(err, errlen, "invalid config set");
-        return 0;
+        return LS_EINVAL;
     }
     for (int i = 0; i < n; i++) {
         if (!config[i].key || !*config[i].key || !config[i].value) {
             cat_err(err, errlen, "config entry %d has no key or no value", i);
-            return 0;
+            return LS_EINVAL;
         }
         json_t *kprobe = json_string(config[i].key), *vprobe = json_string(config[i].value);
         int utf8 = kprobe && vprobe;
@@ -526,15 +527,15 @@ static int cat_config_check(const ls_prop_t *config, int n, char *err, int errle
         json_decref(vprobe);
         if (!utf8) {
             cat_err(err, errlen, "config '%s' is not valid UTF-8", config[i].key);
-            return 0;
+            return LS_EINVAL;
         }
         for (int j = 0; j < i; j++)
             if (strcmp(config[i].key, config[j].key) == 0) {
                 cat_err(err, errlen, "config '%s' is given twice", config[i].key);
-                return 0;
+                return LS_EINVAL;
             }
     }
-    return 1;
+    return LS_OK;
 }
 
 static void cat_stream_key(char *out, size_t cap, const char *ns, const char *name)
@@ -705,7 +706,7 @@ static void cat_on_watch(void *arg, const ls_meta_event_t *ev, size_t n)
         LS_ERROR("catalog", "rereading namespaces after a change: %s", ls_meta_error(c->meta));
 }
 
-ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen)
+ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, size_t errlen)
 {
     ls_catalog_t *c = LS_NEW(ls_catalog_t);
     c->meta = meta;
@@ -795,7 +796,7 @@ bool ls_catalog_collision(ls_catalog_t *c, const char *ns, const char *name, cha
 
 ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, int32_t partitions,
                             const ls_prop_t *config, int nconfig, int validate_only,
-                            ls_stream_t **out, char *err, int errlen)
+                            ls_stream_t **out, char *err, size_t errlen)
 {
     if (out) *out = NULL;
     if (err && errlen > 0) err[0] = 0;
@@ -815,7 +816,7 @@ ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, i
                 LS_MAX_PARTITIONS);
         return LS_EINVAL;
     }
-    if (!cat_config_check(config, nconfig, err, errlen)) return LS_EINVAL;
+    if (cat_config_check(config, nconfig, err, errlen) != LS_OK) return LS_EINVAL;
     ls_status lst = cat_check_limits(c, name, 0, partitions, err, errlen);
     if (lst != LS_OK) return lst;
 
@@ -979,10 +980,11 @@ ls_status ls_catalog_drop(ls_catalog_t *c, const char *ns, const char *name, ls_
 /* Read-modify-CAS of one stream. change() validates and fills the new
  * partitions/config from the current snapshot; returns LS_OK to write. */
 typedef ls_status (*cat_change_fn)(const ls_stream_t *cur, void *arg, int32_t *partitions,
-                                   const ls_prop_t **config, int *nconfig, char *err, int errlen);
+                                   const ls_prop_t **config, int *nconfig, char *err,
+                                   size_t errlen);
 
 static ls_status cat_update(ls_catalog_t *c, const char *ns, const char *name, int validate_only,
-                            cat_change_fn change, void *arg, char *err, int errlen)
+                            cat_change_fn change, void *arg, char *err, size_t errlen)
 {
     if (!ns) ns = LS_DEFAULT_NAMESPACE;
     if (!ls_stream_name_valid(ns) || !ls_stream_name_valid(name)) {
@@ -1033,7 +1035,7 @@ static ls_status cat_update(ls_catalog_t *c, const char *ns, const char *name, i
 }
 
 static ls_status cat_grow(const ls_stream_t *cur, void *arg, int32_t *partitions,
-                          const ls_prop_t **config, int *nconfig, char *err, int errlen)
+                          const ls_prop_t **config, int *nconfig, char *err, size_t errlen)
 {
     const cat_grow_arg_t *g = arg;
     if (g->want <= cur->partitions) {
@@ -1048,7 +1050,7 @@ static ls_status cat_grow(const ls_stream_t *cur, void *arg, int32_t *partitions
 }
 
 ls_status ls_catalog_add_partitions(ls_catalog_t *c, const char *ns, const char *name,
-                                    int32_t new_total, int validate_only, char *err, int errlen)
+                                    int32_t new_total, int validate_only, char *err, size_t errlen)
 {
     if (err && errlen > 0) err[0] = 0;
     if (new_total < 1 || new_total > LS_MAX_PARTITIONS) {
@@ -1066,7 +1068,8 @@ typedef struct cat_config_arg {
 } cat_config_arg_t;
 
 static ls_status cat_replace_config(const ls_stream_t *cur, void *arg, int32_t *partitions,
-                                    const ls_prop_t **config, int *nconfig, char *err, int errlen)
+                                    const ls_prop_t **config, int *nconfig, char *err,
+                                    size_t errlen)
 {
     const cat_config_arg_t *a = arg;
     *config = a->config;
@@ -1078,7 +1081,7 @@ ls_status ls_catalog_set_config(ls_catalog_t *c, const char *ns, const char *nam
                                 const ls_prop_t *config, int nconfig)
 {
     char err[256];
-    if (!cat_config_check(config, nconfig, err, sizeof err)) {
+    if (cat_config_check(config, nconfig, err, sizeof err) != LS_OK) {
         LS_WARN("catalog", "set_config %s: %s", name ? name : "(null)", err);
         return LS_EINVAL;
     }
@@ -1092,17 +1095,17 @@ typedef struct cat_props_arg {
 } cat_props_arg_t;
 
 static ls_status cat_change_props(const ls_stream_t *cur, void *arg, int32_t *partitions,
-                                  const ls_prop_t **config, int *nconfig, char *err, int errlen)
+                                  const ls_prop_t **config, int *nconfig, char *err, size_t errlen)
 {
     const cat_props_arg_t *a = arg;
     ls_status st = a->fn(cur->config, cur->nconfig, a->arg, config, nconfig, err, errlen);
-    if (st == LS_OK && !cat_config_check(*config, *nconfig, err, errlen)) st = LS_EINVAL;
+    if (st == LS_OK) st = cat_config_check(*config, *nconfig, err, errlen);
     return st;
 }
 
 ls_status ls_catalog_update_config(ls_catalog_t *c, const char *ns, const char *name,
                                    int validate_only, ls_props_change_fn change, void *arg,
-                                   char *err, int errlen)
+                                   char *err, size_t errlen)
 {
     if (err && errlen > 0) err[0] = 0;
     cat_props_arg_t a = {change, arg};
@@ -1307,7 +1310,7 @@ ls_namespace_t *ls_catalog_broker_config(ls_catalog_t *c)
 /* Read-modify-CAS of the property record at key (what names it in errors);
  * creates the record if absent, rereads the copy after. */
 static ls_status cat_props_update(ls_catalog_t *c, const char *key, const char *what,
-                                  ls_props_change_fn change, void *arg, char *err, int errlen)
+                                  ls_props_change_fn change, void *arg, char *err, size_t errlen)
 {
     ls_status st = LS_ECONFLICT;
     pthread_mutex_lock(&c->write_mu);
@@ -1338,7 +1341,7 @@ static ls_status cat_props_update(ls_catalog_t *c, const char *key, const char *
         int nprops;
         st = change(cur ? cur->props : NULL, cur ? cur->nprops : 0, arg, &props, &nprops, err,
                     errlen);
-        if (st == LS_OK && !cat_config_check(props, nprops, err, errlen)) st = LS_EINVAL;
+        if (st == LS_OK) st = cat_config_check(props, nprops, err, errlen);
         if (st != LS_OK) {
             ls_namespace_release(cur);
             break;
@@ -1362,7 +1365,7 @@ static ls_status cat_props_update(ls_catalog_t *c, const char *key, const char *
 }
 
 ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_change_fn change,
-                                      void *arg, char *err, int errlen)
+                                      void *arg, char *err, size_t errlen)
 {
     if (err && errlen > 0) err[0] = 0;
     if (!ls_stream_name_valid(ns)) {
@@ -1376,7 +1379,7 @@ ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_
 }
 
 ls_status ls_catalog_update_broker_config(ls_catalog_t *c, ls_props_change_fn change, void *arg,
-                                          char *err, int errlen)
+                                          char *err, size_t errlen)
 {
     if (err && errlen > 0) err[0] = 0;
     return cat_props_update(c, LS_KEY_CLUSTER_BROKER_CONFIG, "the dynamic broker configs", change,

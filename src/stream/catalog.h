@@ -49,7 +49,7 @@ typedef struct ls_stream {
 
 typedef struct ls_catalog ls_catalog_t;
 
-ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, int errlen);
+ls_catalog_t *ls_catalog_open(ls_meta_t *meta, char *err, size_t errlen);
 void ls_catalog_close(ls_catalog_t *c);
 /* Partition limits applied by create and add_partitions (0: LS_MAX_PARTITIONS
  * and no total): more than per_stream partitions in one stream is LS_EINVAL;
@@ -76,11 +76,11 @@ bool ls_catalog_collision(ls_catalog_t *c, const char *ns, const char *name, cha
 /* Mutations (blocking: call from a worker thread). */
 ls_status ls_catalog_create(ls_catalog_t *c, const char *ns, const char *name, int32_t partitions,
                             const ls_prop_t *config, int nconfig, int validate_only,
-                            ls_stream_t **out /* kept, may be NULL */, char *err, int errlen);
+                            ls_stream_t **out /* kept, may be NULL */, char *err, size_t errlen);
 ls_status ls_catalog_drop(ls_catalog_t *c, const char *ns, const char *name,
                           ls_stream_t **dropped /* kept, may be NULL */);
 ls_status ls_catalog_add_partitions(ls_catalog_t *c, const char *ns, const char *name,
-                                    int32_t new_total, int validate_only, char *err, int errlen);
+                                    int32_t new_total, int validate_only, char *err, size_t errlen);
 /* Replaces the whole config set (revisioned by compare-and-set). */
 ls_status ls_catalog_set_config(ls_catalog_t *c, const char *ns, const char *name,
                                 const ls_prop_t *config, int nconfig);
@@ -88,12 +88,12 @@ ls_status ls_catalog_set_config(ls_catalog_t *c, const char *ns, const char *nam
  * fills the new one (memory owned by arg, valid until the next call or the
  * return of the update). LS_OK to write; anything else aborts the update. */
 typedef ls_status (*ls_props_change_fn)(const ls_prop_t *cur, int ncur, void *arg,
-                                        const ls_prop_t **out, int *nout, char *err, int errlen);
+                                        const ls_prop_t **out, int *nout, char *err, size_t errlen);
 /* Read-modify-CAS of a stream's config: change() may run several times (it
  * is re-run on the fresh set after a concurrent change). */
 ls_status ls_catalog_update_config(ls_catalog_t *c, const char *ns, const char *name,
                                    int validate_only, ls_props_change_fn change, void *arg,
-                                   char *err, int errlen);
+                                   char *err, size_t errlen);
 
 /* Namespaces: /ls/ns/<ns> records and their properties (namespace-level
  * defaults of the materialization policy, stream/policy.h). The copy is
@@ -113,7 +113,7 @@ void ls_namespace_release(ls_namespace_t *n);
 ls_namespace_t **ls_catalog_namespaces(ls_catalog_t *c, int *n);
 /* Read-modify-CAS of a namespace's properties; creates the record if absent. Blocking. */
 ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_change_fn change,
-                                      void *arg, char *err, int errlen);
+                                      void *arg, char *err, size_t errlen);
 /* The cluster-wide dynamic broker configs (the property set of Kafka's
  * default broker resource; stream/broker_config.h gives them meaning): a kept
  * snapshot whose name is "", empty when none is set; never NULL. Any thread,
@@ -121,7 +121,7 @@ ls_status ls_catalog_update_namespace(ls_catalog_t *c, const char *ns, ls_props_
 ls_namespace_t *ls_catalog_broker_config(ls_catalog_t *c);
 /* Read-modify-CAS of the dynamic broker configs. Blocking. */
 ls_status ls_catalog_update_broker_config(ls_catalog_t *c, ls_props_change_fn change, void *arg,
-                                          char *err, int errlen);
+                                          char *err, size_t errlen);
 
 /* Lookups (any thread, non-blocking). Return kept snapshots or NULL. */
 ls_stream_t *ls_catalog_lookup(ls_catalog_t *c, const char *ns, const char *name);

@@ -32,7 +32,7 @@
 #define MAX_TABLE_NAME 249
 
 /* Parses v into p (p may be a scratch policy); 0 or -1 with why filled. */
-typedef int (*parse_fn)(const char *v, ls_policy_t *p, char *why, size_t cap);
+typedef ls_status (*parse_fn)(const char *v, ls_policy_t *p, char *why, size_t cap);
 
 typedef struct field_def {
     const char *key;
@@ -75,30 +75,30 @@ static bool name_char(char ch)
            ch == '.' || ch == '_' || ch == '-';
 }
 
-static int p_enabled(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_enabled(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"false", "true", NULL};
     int i = one_of(v, opts);
-    if (i < 0) return -1;
+    if (i < 0) return LS_EINVAL;
     p->enabled = i == 1;
-    return 0;
+    return LS_OK;
 }
 
 /* builtin, or the name of an external catalog of the broker configuration
  * (catalog.<name>.*, installed before any policy is checked). */
-static int p_catalog(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_catalog(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    if (strcmp(v, LS_POLICY_BUILTIN_CATALOG) == 0 || ls_catalog_conf_get(v)) return 0;
+    if (strcmp(v, LS_POLICY_BUILTIN_CATALOG) == 0 || ls_catalog_conf_get(v)) return LS_OK;
     char names[256];
     ls_catalog_conf_names(names, sizeof names);
     put(why, cap, "no catalog named '%s' is configured (configured: builtin%s%s)", v,
         names[0] ? ", " : "", names);
-    return -1;
+    return LS_EINVAL;
 }
 
-static int p_name(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_name(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    if (!*v) return -1;
+    if (!*v) return LS_EINVAL;
     for (const char *c = v; *c;) {
         if (*c == '{') {
             if (strncmp(c, "{topic}", 7) == 0)
@@ -107,11 +107,11 @@ static int p_name(const char *v, ls_policy_t *p, char *why, size_t cap)
                 c += 11;
             else {
                 put(why, cap, "unknown placeholder at '%.20s'", c);
-                return -1;
+                return LS_EINVAL;
             }
         } else if (!name_char(*c)) {
             put(why, cap, "character '%c' is not allowed", *c);
-            return -1;
+            return LS_EINVAL;
         } else {
             c++;
         }
@@ -123,9 +123,9 @@ static int p_name(const char *v, ls_policy_t *p, char *why, size_t cap)
     char w2[128];
     if (ls_policy_table_name(&q, "n", "t", probe, sizeof probe, w2, sizeof w2) != LS_OK) {
         put(why, cap, "%s", w2);
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
 /* "none" | item[,item...]; item: day | hour (of timestamp) | T(col) for T in
@@ -158,13 +158,13 @@ static bool part_is_time(ls_policy_transform t)
     return t >= LS_POLICY_HOUR && t <= LS_POLICY_YEAR;
 }
 
-/* One item s[0..n): 0 with *out, or -1 with why. */
-static int part_item(const char *s, size_t n, ls_policy_part_t *out, char *why, size_t cap)
+/* One item s[0..n): LS_OK with *out, or LS_EINVAL with why. */
+static ls_status part_item(const char *s, size_t n, ls_policy_part_t *out, char *why, size_t cap)
 {
     char buf[160];
     if (n >= sizeof buf) {
         put(why, cap, "'%.40s...' is not a partition field", s);
-        return -1;
+        return LS_EINVAL;
     }
     /* copy without spaces: "bucket( 16 , partition )" reads as bucket(16,partition) */
     size_t k = 0;
@@ -175,13 +175,13 @@ static int part_item(const char *s, size_t n, ls_policy_part_t *out, char *why, 
     if (!strcmp(buf, "day") || !strcmp(buf, "hour")) {
         out->column = LS_POLICY_COL_TIMESTAMP;
         out->transform = buf[0] == 'd' ? LS_POLICY_DAY : LS_POLICY_HOUR;
-        return 0;
+        return LS_OK;
     }
     char *lp = strchr(buf, '(');
     size_t bl = strlen(buf);
     if (!lp || buf[bl - 1] != ')') {
         put(why, cap, "'%.*s' is not a partition field (expected transform(column))", (int)n, s);
-        return -1;
+        return LS_EINVAL;
     }
     *lp = 0;
     buf[bl - 1] = 0;
@@ -191,7 +191,7 @@ static int part_item(const char *s, size_t n, ls_policy_part_t *out, char *why, 
         if (!strcmp(buf, part_tr[i])) t = i;
     if (t < 0) {
         put(why, cap, "'%s' is not a partition transform", buf);
-        return -1;
+        return LS_EINVAL;
     }
     out->transform = (ls_policy_transform)t;
     if (t == LS_POLICY_BUCKET || t == LS_POLICY_TRUNCATE) {
@@ -200,13 +200,13 @@ static int part_item(const char *s, size_t n, ls_policy_part_t *out, char *why, 
         if (!comma) {
             put(why, cap, "%s needs a parameter: %s(%s, column)", buf, buf,
                 t == LS_POLICY_BUCKET ? "N" : "W");
-            return -1;
+            return LS_EINVAL;
         }
         *comma = 0;
         if (parse_int(arg, 1, 0x7fffffff, &v) != 0) {
             put(why, cap, "%s(%s, ...): %s must be an integer from 1 to 2147483647", buf, arg,
                 t == LS_POLICY_BUCKET ? "the bucket count" : "the width");
-            return -1;
+            return LS_EINVAL;
         }
         out->param = (int)v;
         arg = comma + 1;
@@ -220,11 +220,11 @@ static int part_item(const char *s, size_t n, ls_policy_part_t *out, char *why, 
                 "%s(%s): '%s' is neither a Kafka column (partition, offset, timestamp) nor a "
                 "field path (names of [A-Za-z0-9_$-] joined by '.', under %zu characters)",
                 buf, arg, arg, sizeof out->field);
-            return -1;
+            return LS_EINVAL;
         }
         out->column = LS_POLICY_COL_FIELD;
         snprintf(out->field, sizeof out->field, "%s", arg);
-        return 0;
+        return LS_OK;
     }
     out->column = (ls_policy_column)c;
     bool ts = c == LS_POLICY_COL_TIMESTAMP;
@@ -235,15 +235,15 @@ static int part_item(const char *s, size_t n, ls_policy_part_t *out, char *why, 
             ts                          ? "timestamptz"
             : c == LS_POLICY_COL_OFFSET ? "long"
                                         : "int");
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
-static int p_partition(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_partition(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     p->npart = 0;
-    if (strcmp(v, "none") == 0) return 0;
+    if (strcmp(v, "none") == 0) return LS_OK;
     const char *s = v;
     for (;;) {
         /* items split at commas outside parentheses */
@@ -254,7 +254,7 @@ static int p_partition(const char *v, ls_policy_t *p, char *why, size_t cap)
             len++;
         }
         ls_policy_part_t it;
-        if (part_item(s, len, &it, why, cap) != 0) return -1;
+        if (part_item(s, len, &it, why, cap) != 0) return LS_EINVAL;
         for (int i = 0; i < p->npart; i++) {
             const ls_policy_part_t *o = &p->part[i];
             if (o->column != it.column || strcmp(o->field, it.field)) continue;
@@ -263,90 +263,97 @@ static int p_partition(const char *v, ls_policy_t *p, char *why, size_t cap)
                 put(why, cap, "column %s is partitioned twice by %s",
                     it.column == LS_POLICY_COL_FIELD ? it.field : part_cols[it.column],
                     part_is_time(it.transform) ? "time transforms" : part_tr[it.transform]);
-                return -1;
+                return LS_EINVAL;
             }
         }
         if (p->npart == LS_POLICY_MAX_PART) {
             put(why, cap, "at most %d partition fields", LS_POLICY_MAX_PART);
-            return -1;
+            return LS_EINVAL;
         }
         p->part[p->npart++] = it;
-        if (!s[len]) return 0;
+        if (!s[len]) return LS_OK;
         s += len + 1;
     }
 }
 
-static int p_target(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_target(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    return parse_int(v, MIN_TARGET_FILE_BYTES, MAX_TARGET_FILE_BYTES, &p->target_file_bytes);
+    return parse_int(v, MIN_TARGET_FILE_BYTES, MAX_TARGET_FILE_BYTES, &p->target_file_bytes) == 0
+               ? LS_OK
+               : LS_EINVAL;
 }
 
-static int p_compression(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_compression(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"zstd", "snappy", "gzip", "none", NULL};
-    return one_of(v, opts) < 0 ? -1 : 0;
+    return one_of(v, opts) < 0 ? LS_EINVAL : LS_OK;
 }
 
-static int p_interval(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_interval(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     return parse_int(v, LS_POLICY_MIN_COMMIT_INTERVAL_MS, MAX_COMMIT_INTERVAL_MS,
-                     &p->commit_interval_ms);
+                     &p->commit_interval_ms) == 0
+               ? LS_OK
+               : LS_EINVAL;
 }
 
-static int p_start(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_start(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"earliest", "latest", NULL};
     int i = one_of(v, opts);
-    if (i < 0) return -1;
+    if (i < 0) return LS_EINVAL;
     p->start_latest = i == 1;
-    return 0;
+    return LS_OK;
 }
 
-static int p_write_mode(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_write_mode(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"append", "upsert", NULL};
     int i = one_of(v, opts);
     p->upsert = i == 1;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
-static int p_sort(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_sort(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    if (strcmp(v, "none") == 0) return 0;
+    if (strcmp(v, "none") == 0) return LS_OK;
     put(why, cap, "rows are written in arrival order; sorting data files is not supported");
-    return -1;
+    return LS_EINVAL;
 }
 
-static int p_snapshot_retention(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_snapshot_retention(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     if (strcmp(v, "0") == 0) {
         p->snapshot_retention_ms = 0;
-        return 0;
+        return LS_OK;
     }
     return parse_int(v, MIN_SNAPSHOT_RETENTION_MS, MAX_SNAPSHOT_RETENTION_MS,
-                     &p->snapshot_retention_ms);
+                     &p->snapshot_retention_ms) == 0
+               ? LS_OK
+               : LS_EINVAL;
 }
 
-static int p_snapshot_min(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_snapshot_min(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    return parse_int(v, 1, 100000, &p->snapshot_retention_min);
+    return parse_int(v, 1, 100000, &p->snapshot_retention_min) == 0 ? LS_OK : LS_EINVAL;
 }
 
-static int p_file_delay(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_file_delay(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    return parse_int(v, 0, MAX_FILE_DELETE_DELAY_MS, &p->file_delete_delay_ms);
+    return parse_int(v, 0, MAX_FILE_DELETE_DELAY_MS, &p->file_delete_delay_ms) == 0 ? LS_OK
+                                                                                    : LS_EINVAL;
 }
 
-static int p_errors(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_errors(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"fail", "skip", "dead-letter", NULL};
     int i = one_of(v, opts);
     p->error_skip = i == 1;
     p->error_dlq = i == 2;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
-static int p_value_format(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_value_format(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"raw", "schema-registry", "schema-registry-latest", "json",
                                        NULL};
@@ -354,16 +361,16 @@ static int p_value_format(const char *v, ls_policy_t *p, char *why, size_t cap)
     p->value_typed = i >= 1;
     p->value_latest = i == 2;
     p->value_json = i == 3;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
-static int p_key_format(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_key_format(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"raw", "schema-registry", "schema-registry-latest", NULL};
     int i = one_of(v, opts);
     p->key_typed = i >= 1;
     p->key_latest = i == 2;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
 #define STRATEGY_CLASS_PREFIX "io.confluent.kafka.serializers.subject."
@@ -378,29 +385,31 @@ static int strategy_of(const char *v)
     return one_of(v, strategies);
 }
 
-static int p_value_strategy(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_value_strategy(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     int i = strategy_of(v);
     p->value_strategy = i < 0 ? LS_POLICY_TOPIC_NAME : (ls_policy_strategy)i;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
-static int p_key_strategy(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_key_strategy(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     int i = strategy_of(v);
     p->key_strategy = i < 0 ? LS_POLICY_TOPIC_NAME : (ls_policy_strategy)i;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
 /* "" | name[,name...]: Avro field names ([A-Za-z_][A-Za-z0-9_]*), distinct,
  * at most LS_POLICY_MAX_PK; spaces around names are allowed. */
-static int pk_split(const char *v, char names[][LS_POLICY_MAX_PK_NAME], char *why, size_t cap)
+static ls_status pk_split(const char *v, char names[][LS_POLICY_MAX_PK_NAME], int *count, char *why,
+                          size_t cap)
 {
     int n = 0;
+    *count = 0;
     const char *s = v;
     while (*s == ' ')
         s++;
-    if (!*s) return 0;
+    if (!*s) return LS_OK;
     for (;;) {
         while (*s == ' ')
             s++;
@@ -413,93 +422,98 @@ static int pk_split(const char *v, char names[][LS_POLICY_MAX_PK_NAME], char *wh
                  (s[i] >= '0' && s[i] <= '9') || s[i] == '_';
         if (!ok) {
             put(why, cap, "'%.*s' is not a field name", (int)(tl < 64 ? tl : 64), s);
-            return -1;
+            return LS_EINVAL;
         }
         if (n == LS_POLICY_MAX_PK) {
             put(why, cap, "more than %d fields", LS_POLICY_MAX_PK);
-            return -1;
+            return LS_EINVAL;
         }
         memcpy(names[n], s, tl);
         names[n][tl] = 0;
         for (int i = 0; i < n; i++)
             if (!strcmp(names[i], names[n])) {
                 put(why, cap, "field %s is named twice", names[n]);
-                return -1;
+                return LS_EINVAL;
             }
         n++;
-        if (!s[len]) return n;
+        if (!s[len]) {
+            *count = n;
+            return LS_OK;
+        }
         s += len + 1;
     }
 }
 
-static int p_primary_key(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_primary_key(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     char names[LS_POLICY_MAX_PK][LS_POLICY_MAX_PK_NAME];
-    int n = pk_split(v, names, why, cap);
-    p->npk = n < 0 ? 0 : n;
-    return n < 0 ? -1 : 0;
+    int n;
+    ls_status st = pk_split(v, names, &n, why, cap);
+    p->npk = n; /* 0 when the list is refused */
+    return st;
 }
 
 void ls_policy_primary_key(const ls_policy_t *p, char names[][LS_POLICY_MAX_PK_NAME])
 {
     char why[8];
-    pk_split(p->value[LS_POLICY_PRIMARY_KEY] ? p->value[LS_POLICY_PRIMARY_KEY] : "", names, why,
-             sizeof why);
+    int n;
+    (void)pk_split(p->value[LS_POLICY_PRIMARY_KEY] ? p->value[LS_POLICY_PRIMARY_KEY] : "", names,
+                   &n, why, sizeof why);
 }
 
-static int p_rewrite_min(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_rewrite_min(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     if (strcmp(v, "0") == 0) {
         p->rewrite_min_files = 0;
-        return 0;
+        return LS_OK;
     }
-    return parse_int(v, 4, 1000, &p->rewrite_min_files);
+    return parse_int(v, 4, 1000, &p->rewrite_min_files) == 0 ? LS_OK : LS_EINVAL;
 }
 
-static int p_changelog(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_changelog(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"false", "true", NULL};
     int i = one_of(v, opts);
     p->changelog = i == 1;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
-static int p_format(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_format(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"iceberg", "delta", "iceberg,delta", NULL};
     int i = one_of(v, opts);
     p->delta = i >= 1;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
-static int p_upsert_strategy(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_upsert_strategy(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"copy-on-write", "merge-on-read", NULL};
     int i = one_of(v, opts);
     p->merge_on_read = i == 1;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
-static int p_format_version(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_format_version(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"2", "3", NULL};
     int i = one_of(v, opts);
     p->format_version = i + 2;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
-static int p_checkpoint_interval(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_checkpoint_interval(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
-    return parse_int(v, 1, 100000, &p->delta_checkpoint_interval);
+    return parse_int(v, 1, 100000, &p->delta_checkpoint_interval) == 0 ? LS_OK : LS_EINVAL;
 }
 
-static int p_evolution(const char *v, ls_policy_t *p, char *why, size_t cap)
+static ls_status p_evolution(const char *v, ls_policy_t *p, char *why, size_t cap)
 {
     static const char *const opts[] = {"fail", "dead-letter", "new-table", NULL};
     int i = one_of(v, opts);
     p->evolution_dlq = i == 1;
     p->evolution_new_table = i == 2;
-    return i < 0 ? -1 : 0;
+    return i < 0 ? LS_EINVAL : LS_OK;
 }
 
 static const field_def_t fields[LS_POLICY_NFIELDS] = {

@@ -217,13 +217,13 @@ static int resource_metrics(dec_t *d, const uint8_t *p, size_t len)
     return each(d, "ResourceMetrics", p, len, 2, scope_metrics);
 }
 
-int ls_otlp_decode(const uint8_t *p, size_t len, ls_otlp_point_fn fn, void *arg,
-                   ls_otlp_stats_t *stats, char *why, size_t whylen)
+ls_status ls_otlp_decode(const uint8_t *p, size_t len, ls_otlp_point_fn fn, void *arg,
+                         ls_otlp_stats_t *stats, char *why, size_t whylen)
 {
     dec_t d = {fn, arg, stats, why, whylen};
     memset(stats, 0, sizeof *stats);
     why[0] = 0;
-    if (!len) return 0; /* p may be NULL then */
+    if (!len) return LS_OK; /* p may be NULL then */
     /* MetricsData: 1 resource_metrics */
-    return each(&d, "MetricsData", p, len, 1, resource_metrics);
+    return each(&d, "MetricsData", p, len, 1, resource_metrics) == 0 ? LS_OK : LS_ECORRUPT;
 }

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/status.h"
+
 /* attributes handed over per point; a point with more is skipped (counted) */
 #define LS_OTLP_MAX_ATTRS 16
 
@@ -48,8 +50,8 @@ typedef struct ls_otlp_stats {
 typedef void (*ls_otlp_point_fn)(void *arg, const ls_otlp_point_t *pt);
 
 /* Decodes p[0..len) as MetricsData, calling fn for each number point in
- * order. 0, or -1 with why (the message and field that failed); points
- * before the failure have been handed over. */
-int ls_otlp_decode(const uint8_t *p, size_t len, ls_otlp_point_fn fn, void *arg,
-                   ls_otlp_stats_t *stats, char *why, size_t whylen);
+ * order. LS_OK, or LS_ECORRUPT with why (the message and field that failed);
+ * points before the failure have been handed over. */
+ls_status ls_otlp_decode(const uint8_t *p, size_t len, ls_otlp_point_fn fn, void *arg,
+                         ls_otlp_stats_t *stats, char *why, size_t whylen);
 #endif

@@ -440,8 +440,8 @@ static ls_telemetry_outcome ingest(ls_telemetry_t *t, inst_t *in, const ls_telem
     }
     ls_otlp_stats_t stats;
     char err[256];
-    int rc = ls_otlp_decode(d, n, no_point, NULL, &stats, err, sizeof err);
-    if (rc == 0) {
+    ls_status rc = ls_otlp_decode(d, n, no_point, NULL, &stats, err, sizeof err);
+    if (rc == LS_OK) {
         apply_t a = {t, in};
         ls_otlp_decode(d, n, on_point, &a, &stats, err, sizeof err);
         ls_metric_add(ls_metrics_series1(&m_points, "number"), (uint64_t)stats.points);

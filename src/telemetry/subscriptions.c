@@ -123,7 +123,7 @@ static int parse_pattern(const char *item, int *param, pcre2_code **code)
     return 0;
 }
 
-int ls_telemetry_subs_check(const char *key, const char *value, char *err, size_t errlen)
+ls_status ls_telemetry_subs_check(const char *key, const char *value, char *err, size_t errlen)
 {
     if (strcmp(key, LS_TELEMETRY_METRICS) && strcmp(key, LS_TELEMETRY_INTERVAL) &&
         strcmp(key, LS_TELEMETRY_MATCH)) {
@@ -131,9 +131,9 @@ int ls_telemetry_subs_check(const char *key, const char *value, char *err, size_
                  "Unknown client metrics configuration: %s (known: " LS_TELEMETRY_METRICS
                  ", " LS_TELEMETRY_INTERVAL ", " LS_TELEMETRY_MATCH ")",
                  key);
-        return -1;
+        return LS_EINVAL;
     }
-    if (!value) return 0;
+    if (!value) return LS_OK;
     if (!strcmp(key, LS_TELEMETRY_INTERVAL)) {
         int32_t v;
         if (!parse_interval(value, &v) || v < LS_TELEMETRY_INTERVAL_MIN ||
@@ -141,14 +141,15 @@ int ls_telemetry_subs_check(const char *key, const char *value, char *err, size_
             snprintf(err, errlen,
                      "Invalid value %s for %s, interval must be between 100 and 3600000 (1 hour)",
                      value, key);
-            return -1;
+            return LS_EINVAL;
         }
-        return 0;
+        return LS_OK;
     }
     if (!strcmp(key, LS_TELEMETRY_MATCH)) {
-        int n, rc = 0;
+        int n;
+        ls_status rc = LS_OK;
         char **items = split_list(value, &n);
-        for (int i = 0; i < n && !rc; i++) {
+        for (int i = 0; i < n && rc == LS_OK; i++) {
             int param;
             if (parse_pattern(items[i], &param, NULL) != 0) {
                 snprintf(err, errlen,
@@ -157,21 +158,21 @@ int ls_telemetry_subs_check(const char *key, const char *value, char *err, size_
                          "client_software_name, client_software_version, "
                          "client_source_address, client_source_port)",
                          value, key, items[i]);
-                rc = -1;
+                rc = LS_EINVAL;
             }
         }
         free_list(items, n);
         return rc;
     }
-    return 0; /* metrics: any list of prefixes */
+    return LS_OK; /* metrics: any list of prefixes */
 }
 
-int ls_telemetry_subs_check_list(const char *key, char *err, size_t errlen)
+ls_status ls_telemetry_subs_check_list(const char *key, char *err, size_t errlen)
 {
-    if (!strcmp(key, LS_TELEMETRY_METRICS) || !strcmp(key, LS_TELEMETRY_MATCH)) return 0;
+    if (!strcmp(key, LS_TELEMETRY_METRICS) || !strcmp(key, LS_TELEMETRY_MATCH)) return LS_OK;
     snprintf(err, errlen,
              "Config value append or subtract is not allowed for config key: %s (not a list)", key);
-    return -1;
+    return LS_EINVAL;
 }
 
 /* ------------------------------------------------------------- parsed set */

@@ -48,9 +48,9 @@ typedef struct ls_telemetry_subs ls_telemetry_subs_t;
 ls_telemetry_subs_t *ls_telemetry_subs_open(ls_meta_t *meta, char *err, size_t errlen);
 void ls_telemetry_subs_close(ls_telemetry_subs_t *s);
 
-/* A key and value as SET would store them: 0, or -1 with err naming the key,
+/* A key and value as SET would store them: LS_OK, or LS_EINVAL with err naming the key,
  * the value and what is accepted. value NULL: the key alone (DELETE). */
-int ls_telemetry_subs_check(const char *key, const char *value, char *err, size_t errlen);
+ls_status ls_telemetry_subs_check(const char *key, const char *value, char *err, size_t errlen);
 
 /* The subscription's stored value of key (ls_free it); NULL when unset. */
 char *ls_telemetry_subs_get(ls_telemetry_subs_t *s, const char *name, const char *key);
@@ -67,8 +67,8 @@ typedef struct ls_telemetry_subs_op {
     const char *value;
     int list;
 } ls_telemetry_subs_op_t;
-/* Whether key may take an APPEND or SUBTRACT: 0, or -1 with err. */
-int ls_telemetry_subs_check_list(const char *key, char *err, size_t errlen);
+/* Whether key may take an APPEND or SUBTRACT: LS_OK, or LS_EINVAL with err. */
+ls_status ls_telemetry_subs_check_list(const char *key, char *err, size_t errlen);
 /* Applies ops (each checked by ls_telemetry_subs_check) to the
  * subscription, or replaces its keys by ops (replace: AlterConfigs), by
  * compare-and-set; validate_only checks and writes nothing. */

@@ -12,7 +12,9 @@
 # that no source file passes 1 500 lines, and the same check on a copy with
 # one that does, which must fail; the check that tests/unit mirrors src/ with
 # unique test names, and the same check on a copy with a duplicate, which
-# must fail. One PASS/FAIL line each.
+# must fail; the check that error buffers are `char *err, size_t errlen`
+# beside an ls_status (or pointer) result, and the same check on a copy with
+# an int-returning declaration, which must fail. One PASS/FAIL line each.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 "$ROOT/tools/lint/check-layers.sh"
@@ -127,6 +129,23 @@ elif grep -q 'test_logstore.c: in more than one folder' <<<"$out"; then
 else
     printf '%s\n' "$out"
     echo "FAIL lint.unit_layout_catches_duplicate_name: failed without naming test_logstore.c"
+    rc=1
+fi
+
+# One error convention: ls_status (or a pointer) and a size_t error length
+"$ROOT/tools/lint/check-error-convention.sh" || rc=1
+mkdir -p "$tmp/errconv"
+cp -r "$ROOT/src" "$tmp/errconv/src"
+printf 'int ls_logstore_probe(const char *x, char *err, int errlen);\n' >>"$tmp/errconv/src/log/logstore.h"
+if out=$("$ROOT/tools/lint/check-error-convention.sh" "$tmp/errconv/src" 2>&1); then
+    echo "FAIL lint.error_convention_catches_int_result: an int result beside an error buffer passed the check"
+    rc=1
+elif grep -q 'log/logstore.h:[0-9]*: ls_logstore_probe: returns int' <<<"$out" &&
+    grep -q 'log/logstore.h:[0-9]*: ls_logstore_probe: error length of err is int' <<<"$out"; then
+    echo "PASS lint.error_convention_catches_int_result"
+else
+    printf '%s\n' "$out"
+    echo "FAIL lint.error_convention_catches_int_result: failed without naming log/logstore.h"
     rc=1
 fi
 exit $rc

@@ -31,7 +31,7 @@ static const char *set_err(const char *key, const char *value)
     ls_config_t c;
     ls_config_init(&c, &ls_broker_settings);
     err[0] = 0;
-    int rc = ls_config_set(&c, key, value, err, sizeof err);
+    ls_status rc = ls_config_set(&c, key, value, err, sizeof err);
     ls_config_free(&c);
     return rc == 0 ? NULL : err;
 }
@@ -220,11 +220,13 @@ TEST(listeners)
 /* Kafka's listener list: names, the protocol map (Kafka's default when
  * unset), advertised addresses per name, and the first listener filling the
  * single-address fields. */
-static int finish_with(ls_config_t *c, const char *const *kv, char *err, int errlen)
+static ls_status finish_with(ls_config_t *c, const char *const *kv, char *err, size_t errlen)
 {
     ls_config_init(c, &ls_broker_settings);
-    for (; *kv; kv += 2)
-        if (ls_config_set(c, kv[0], kv[1], err, errlen) != 0) return -1;
+    for (; *kv; kv += 2) {
+        ls_status st = ls_config_set(c, kv[0], kv[1], err, errlen);
+        if (st != LS_OK) return st;
+    }
     return ls_config_finish(c, err, errlen);
 }
 
@@ -253,21 +255,21 @@ TEST(listener_list)
     ls_config_free(&c);
 
     const char *nomap[] = {"listeners", "CLIENT://127.0.0.1:9092", NULL};
-    CHECK_EQ_INT(finish_with(&c, nomap, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, nomap, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "listener CLIENT has no security protocol in "
                       "listener.security.protocol.map"));
     ls_config_free(&c);
     const char *badmap[] = {"listener.security.protocol.map", "PLAINTEXT:TLS", NULL};
-    CHECK_EQ_INT(finish_with(&c, badmap, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, badmap, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "listener.security.protocol.map: 'PLAINTEXT:TLS' is not NAME:PROTOCOL"));
     ls_config_free(&c);
     const char *badadv[] = {"advertised.listeners", "SSL://h:1", NULL};
-    CHECK_EQ_INT(finish_with(&c, badadv, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, badadv, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "advertised.listeners: SSL is not a listener name in listeners"));
     ls_config_free(&c);
     const char *sameport[] = {"listeners", "A://127.0.0.1:9092,B://127.0.0.1:9092",
                               "listener.security.protocol.map", "A:PLAINTEXT,B:PLAINTEXT", NULL};
-    CHECK_EQ_INT(finish_with(&c, sameport, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, sameport, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "listeners: A and B both use port 9092"));
     ls_config_free(&c);
     /* SASL_PLAINTEXT and SASL_SSL are both served (SASL over TLS for the latter) */
@@ -282,7 +284,7 @@ TEST(listener_list)
     ls_config_free(&c);
     /* Kafka's default mechanism is not ours; the inter-broker one is refused */
     const char *inter[] = {"sasl.mechanism.inter.broker.protocol", "PLAIN", NULL};
-    CHECK_EQ_INT(finish_with(&c, inter, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, inter, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "sasl.mechanism.inter.broker.protocol: not applicable"));
     ls_config_free(&c);
 }
@@ -319,7 +321,7 @@ TEST(advertised_address)
 
     ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "advertised.host", "0.0.0.0", err, sizeof err), 0);
-    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "advertised.host: '0.0.0.0'"));
     ls_config_free(&c);
 }
@@ -342,7 +344,7 @@ TEST(file_parsing)
     ls_config_t c;
     char err[256] = "";
     ls_config_init(&c, &ls_broker_settings);
-    int rc = ls_config_load_file(&c, path, err, sizeof err);
+    ls_status rc = ls_config_load_file(&c, path, err, sizeof err);
     if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
     CHECK(strcmp(c.data_dir, "/srv/ls") == 0);
@@ -379,7 +381,7 @@ TEST(file_errors_name_path_and_line)
                                                     "\n"
                                                     "wal.flush.max.bytes=abc\n");
     ls_config_init(&c, &ls_broker_settings);
-    CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), LS_EINVAL);
     snprintf(want, sizeof want,
              "%s:4: wal.flush.max.bytes: 'abc' is not a size (expected bytes, e.g. 4194304 or "
              "4MiB)",
@@ -390,20 +392,20 @@ TEST(file_errors_name_path_and_line)
     /* a continued line is reported at its first line */
     path = write_file("bad2.properties", "a=1\\\n  2\nlisteners=nope\\\n  still\n");
     ls_config_init(&c, &ls_broker_settings);
-    CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), LS_EINVAL);
     snprintf(want, sizeof want, "%s:1: a: unknown key", path);
     CHECK(strncmp(err, want, strlen(want)) == 0);
     ls_config_free(&c);
 
     path = write_file("bad3.properties", "num.partitions=1\n\nlisteners=nope\\\n  still\n");
     ls_config_init(&c, &ls_broker_settings);
-    CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), LS_EINVAL);
     snprintf(want, sizeof want, "%s:3: listeners: 'nopestill' is not a listener", path);
     CHECK(strncmp(err, want, strlen(want)) == 0);
     ls_config_free(&c);
 
     ls_config_init(&c, &ls_broker_settings);
-    CHECK_EQ_INT(ls_config_load_file(&c, "/nonexistent/x.properties", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_file(&c, "/nonexistent/x.properties", err, sizeof err), LS_EIO);
     CHECK(strstr(err, "/nonexistent/x.properties: cannot open config file"));
     ls_config_free(&c);
 }
@@ -421,12 +423,12 @@ TEST(env_overrides)
     CHECK_EQ_INT(c.broker_id, 9);
 
     setenv("LAKESTREAM_NUM_PARTITIONS", "zero", 1);
-    CHECK_EQ_INT(ls_config_load_env(&c, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_env(&c, err, sizeof err), LS_EINVAL);
     CHECK(strcmp(err, "LAKESTREAM_NUM_PARTITIONS: num.partitions: 'zero' is not an integer") == 0);
     unsetenv("LAKESTREAM_NUM_PARTITIONS");
 
     setenv("LAKESTREAM_WAL_FLUSH_MAX_BYTE", "1", 1); /* typo: must not be ignored */
-    CHECK_EQ_INT(ls_config_load_env(&c, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_env(&c, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "LAKESTREAM_WAL_FLUSH_MAX_BYTE: unknown variable") == err);
     unsetenv("LAKESTREAM_WAL_FLUSH_MAX_BYTE");
     unsetenv("LAKESTREAM_WAL_FLUSH_MAX_BYTES");
@@ -449,16 +451,16 @@ TEST(flags)
     CHECK(!c.auto_create_topics_enable);
 
     char *bad1[] = {"--num.partitions"};
-    CHECK_EQ_INT(ls_config_load_args(&c, 1, bad1, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_args(&c, 1, bad1, err, sizeof err), LS_EINVAL);
     CHECK(strcmp(err, "--num.partitions: missing value") == 0);
     char *bad2[] = {"--num.partitons=3"};
-    CHECK_EQ_INT(ls_config_load_args(&c, 1, bad2, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_args(&c, 1, bad2, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "--num.partitons: unknown key (did you mean 'num.partitions'?)") == err);
     char *bad3[] = {"serve"};
-    CHECK_EQ_INT(ls_config_load_args(&c, 1, bad3, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_args(&c, 1, bad3, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "unexpected argument 'serve'"));
     char *bad4[] = {"--message.max.bytes=1x"};
-    CHECK_EQ_INT(ls_config_load_args(&c, 1, bad4, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_args(&c, 1, bad4, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "--message.max.bytes: '1x' is not a size") == err);
     ls_config_free(&c);
 }
@@ -476,7 +478,7 @@ TEST(precedence_file_env_flags)
     setenv("LAKESTREAM_NUM_PARTITIONS", "5", 1);
     char *argv[] = {flag_cfg, "--wal.flush.max.bytes=3MiB"};
     ls_config_init(&c, &ls_broker_settings);
-    int rc = ls_config_load(&c, 2, argv, err, sizeof err);
+    ls_status rc = ls_config_load(&c, 2, argv, err, sizeof err);
     if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
     CHECK_EQ_INT(c.wal_flush_max_bytes, 3 << 20); /* flag beats env beats file */
@@ -522,7 +524,7 @@ TEST(authorizer_settings)
     ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "authorizer.class.name", "com.example.Mine", err, sizeof err),
                  0);
-    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "authorizer.class.name: 'com.example.Mine' is not supported"));
     ls_config_free(&c);
     ls_config_init(&c, &ls_broker_settings);
@@ -537,7 +539,7 @@ TEST(cross_key_limits)
     char err[512];
     ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "wal.buffer.max.bytes", "1MiB", err, sizeof err), 0);
-    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), LS_EINVAL);
     CHECK(strcmp(err, "wal.buffer.max.bytes: 1MiB is smaller than wal.flush.max.bytes (4MiB)") ==
           0);
     ls_config_free(&c);
@@ -549,7 +551,7 @@ TEST(share_lock_and_delivery_limit_within_their_bounds)
     char err[512];
     /* Kafka's defaults: locks 15000..60000, deliveries 2..10 */
     const char *low[] = {"group.share.record.lock.duration.ms", "5000", NULL};
-    CHECK_EQ_INT(finish_with(&c, low, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, low, err, sizeof err), LS_EINVAL);
     ls_config_free(&c);
     CHECK(strcmp(err, "group.share.record.lock.duration.ms must be greater than or equal to "
                       "group.share.min.record.lock.duration.ms") == 0);
@@ -559,18 +561,18 @@ TEST(share_lock_and_delivery_limit_within_their_bounds)
     ls_config_free(&c);
     const char *high[] = {"group.share.delivery.count.limit", "8",
                           "group.share.max.delivery.count.limit", "6", NULL};
-    CHECK_EQ_INT(finish_with(&c, high, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, high, err, sizeof err), LS_EINVAL);
     ls_config_free(&c);
     CHECK(strcmp(err, "group.share.max.delivery.count.limit must be greater than or equal to "
                       "group.share.delivery.count.limit") == 0);
     const char *locks[] = {"group.share.partition.max.record.locks", "5000", NULL};
-    CHECK_EQ_INT(finish_with(&c, locks, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, locks, err, sizeof err), LS_EINVAL);
     ls_config_free(&c);
     CHECK(strcmp(err, "group.share.max.partition.max.record.locks must be greater than or equal "
                       "to group.share.partition.max.record.locks") == 0);
     /* each bound has Kafka's own range */
     const char *range[] = {"group.share.max.record.lock.duration.ms", "20000", NULL};
-    CHECK_EQ_INT(finish_with(&c, range, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, range, err, sizeof err), LS_EINVAL);
     ls_config_free(&c);
     CHECK(strstr(err, "group.share.max.record.lock.duration.ms") != NULL);
 }
@@ -585,7 +587,7 @@ TEST(group_timeouts_within_their_bounds)
     CHECK_EQ_INT(finish_with(&c, ok, err, sizeof err), 0);
     ls_config_free(&c);
     const char *low[] = {"group.consumer.session.timeout.ms", "6000", NULL};
-    CHECK_EQ_INT(finish_with(&c, low, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, low, err, sizeof err), LS_EINVAL);
     ls_config_free(&c);
     CHECK(strcmp(err, "group.consumer.session.timeout.ms must be greater than or equal to "
                       "group.consumer.min.session.timeout.ms") == 0);
@@ -594,12 +596,12 @@ TEST(group_timeouts_within_their_bounds)
     CHECK_EQ_INT(finish_with(&c, lowered, err, sizeof err), 0);
     ls_config_free(&c);
     const char *high[] = {"group.streams.heartbeat.interval.ms", "20000", NULL};
-    CHECK_EQ_INT(finish_with(&c, high, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, high, err, sizeof err), LS_EINVAL);
     ls_config_free(&c);
     CHECK(strstr(err, "group.streams.heartbeat.interval.ms must be less than or equal to "
                       "group.streams.max.heartbeat.interval.ms") != NULL);
     const char *crossed[] = {"group.share.min.session.timeout.ms", "70000", NULL};
-    CHECK_EQ_INT(finish_with(&c, crossed, err, sizeof err), -1);
+    CHECK_EQ_INT(finish_with(&c, crossed, err, sizeof err), LS_EINVAL);
     ls_config_free(&c);
     CHECK(strstr(err, "group.share.max.session.timeout.ms must be greater than or equal to "
                       "group.share.min.session.timeout.ms") != NULL);
@@ -610,7 +612,8 @@ TEST(group_timeouts_within_their_bounds)
                           "group.consumer.min.heartbeat.interval.ms",
                           "1000",
                           NULL};
-    CHECK_EQ_INT(finish_with(&c, beat, err, sizeof err), -1); /* heartbeat 5000 >= session 4000 */
+    CHECK_EQ_INT(finish_with(&c, beat, err, sizeof err),
+                 LS_EINVAL); /* heartbeat 5000 >= session 4000 */
     ls_config_free(&c);
     CHECK(strstr(err, "group.consumer.heartbeat.interval.ms must be less than "
                       "group.consumer.session.timeout.ms") != NULL);
@@ -646,7 +649,7 @@ TEST(help_output_is_a_config_file_of_defaults)
     char err[512] = "";
     ls_config_init(&a, &ls_broker_settings);
     ls_config_init(&b, &ls_broker_settings);
-    int rc = ls_config_load_file(&a, path, err, sizeof err);
+    ls_status rc = ls_config_load_file(&a, path, err, sizeof err);
     if (rc) printf("  %s\n", err);
     CHECK_EQ_INT(rc, 0);
     CHECK_EQ_INT(ls_config_finish(&a, err, sizeof err), 0);
@@ -667,17 +670,17 @@ TEST(secrets_never_as_flags_nor_in_readable_files)
     char err[512];
     ls_config_init(&c, &ls_broker_settings);
     char *flag[] = {"--s3.secret.key=hunter2"};
-    CHECK_EQ_INT(ls_config_load_args(&c, 1, flag, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_args(&c, 1, flag, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "--s3.secret.key: secrets are not accepted as command-line flags") == err);
     CHECK(strstr(err, "LAKESTREAM_S3_SECRET_KEY") != NULL);
     CHECK(strstr(err, "hunter2") == NULL);
     char *flag2[] = {"--s3.session.token", "tok"};
-    CHECK_EQ_INT(ls_config_load_args(&c, 2, flag2, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_args(&c, 2, flag2, err, sizeof err), LS_EINVAL);
     CHECK(c.s3_secret_key == NULL && c.s3_session_token == NULL);
 
     const char *path = write_file("secret.properties", "s3.access.key=AK\ns3.secret.key=hunter2\n");
     CHECK_EQ_INT(chmod(path, 0644), 0);
-    CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_file(&c, path, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "s3.secret.key is a secret, but other users can read this file") != NULL);
     CHECK(strstr(err, "hunter2") == NULL);
     CHECK_EQ_INT(chmod(path, 0600), 0);
@@ -732,7 +735,7 @@ TEST(external_catalogs)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = 0;
-        CHECK_EQ_INT(ls_config_set(&c, bad[i].key, bad[i].value, err, sizeof err), -1);
+        CHECK_EQ_INT(ls_config_set(&c, bad[i].key, bad[i].value, err, sizeof err), LS_EINVAL);
         CHECK(strstr(err, bad[i].want));
     }
     ls_config_free(&c);
@@ -740,17 +743,17 @@ TEST(external_catalogs)
     /* cross-field: type and uri are required, token and credential exclusive */
     ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "catalog.x.uri", "http://h", err, sizeof err), 0);
-    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "catalog.x.type: missing"));
     ls_config_free(&c);
     ls_config_init(&c, &ls_broker_settings);
     CHECK_EQ_INT(ls_config_set(&c, "catalog.x.type", "rest", err, sizeof err), 0);
-    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "catalog.x.uri: missing"));
     CHECK_EQ_INT(ls_config_set(&c, "catalog.x.uri", "http://h", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_set(&c, "catalog.x.token", "t", err, sizeof err), 0);
     CHECK_EQ_INT(ls_config_set(&c, "catalog.x.credential", "a:b", err, sizeof err), 0);
-    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_finish(&c, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "set one of them, not both"));
     ls_config_free(&c);
 
@@ -760,7 +763,7 @@ TEST(external_catalogs)
     CHECK_EQ_INT(ls_config_load_args(&c, 3, args, err, sizeof err), 0);
     CHECK(ls_catalog_conf_find(&c.catalogs, "y"));
     char *secret[] = {"--catalog.y.token=t"};
-    CHECK_EQ_INT(ls_config_load_args(&c, 1, secret, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_config_load_args(&c, 1, secret, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "secrets are not accepted as command-line flags"));
     ls_config_free(&c);
 }

@@ -10,8 +10,8 @@ static const char *map(const char *rules, const char *dn)
 {
     static char out[600];
     char why[400];
-    int rc = ls_tls_map_principal(rules, dn, out, sizeof out, why, sizeof why);
-    if (rc < 0) snprintf(out, sizeof out, "ERR %s", why);
+    if (ls_tls_map_principal(rules, dn, out, sizeof out, why, sizeof why) != LS_OK)
+        snprintf(out, sizeof out, "ERR %s", why);
     return out;
 }
 

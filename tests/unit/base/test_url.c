@@ -35,16 +35,16 @@ TEST(url_decoding)
 
 typedef struct seen {
     char text[256];
-    int stop_at; /* return 7 at this item (1-based); 0: never */
+    int stop_at; /* return LS_ELIMIT at this item (1-based); 0: never */
     int n;
 } seen_t;
 
-static int collect(void *arg, const char *k, const char *v, const char *raw, size_t rawlen)
+static ls_status collect(void *arg, const char *k, const char *v, const char *raw, size_t rawlen)
 {
     seen_t *s = arg;
     size_t used = strlen(s->text);
     snprintf(s->text + used, sizeof s->text - used, "[%s|%s|%.*s]", k, v, (int)rawlen, raw);
-    return ++s->n == s->stop_at ? 7 : 0;
+    return ++s->n == s->stop_at ? LS_ELIMIT : LS_OK;
 }
 
 TEST(query_foreach)
@@ -57,10 +57,10 @@ TEST(query_foreach)
     CHECK_EQ_INT(ls_url_query_foreach("c=y+z", true, collect, &s, err, sizeof err), 0);
     CHECK(!strcmp(s.text, "[c|y z|c=y+z]"));
     s = (seen_t){"", 1, 0};
-    CHECK_EQ_INT(ls_url_query_foreach("a=1&b=2", false, collect, &s, err, sizeof err), 7);
+    CHECK_EQ_INT(ls_url_query_foreach("a=1&b=2", false, collect, &s, err, sizeof err), LS_ELIMIT);
     CHECK_EQ_INT(s.n, 1);
     s = (seen_t){"", 0, 0};
-    CHECK_EQ_INT(ls_url_query_foreach("a=1&b=%zz", false, collect, &s, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_url_query_foreach("a=1&b=%zz", false, collect, &s, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "b=%zz") != NULL);
     CHECK_EQ_INT(ls_url_query_foreach(NULL, false, collect, &s, err, sizeof err), 0);
 }
@@ -87,10 +87,10 @@ TEST(fault_vocabulary)
     CHECK(v.fail && v.error == LS_EIO && strstr(why, "put") != NULL);
     CHECK(!ls_fault_before(&f, 2, NULL, 0).fail);
     /* unknown keys without a rest buffer, bad values: refused, settings unchanged */
-    CHECK_EQ_INT(ls_fault_configure(&f, "nope=1", NULL, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_fault_configure(&f, "nope=1", NULL, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "test store") && strstr(err, "nope"));
     CHECK_EQ_INT(ls_fault_configure(&f, "put_error_rate=0&error_rate=2", NULL, err, sizeof err),
-                 -1);
+                 LS_EINVAL);
     CHECK(ls_fault_before(&f, 1, NULL, 0).fail);
     CHECK_EQ_INT(ls_fault_configure(&f, "put_error_rate=0&fail_every=2&lost_ack_rate=1", NULL, err,
                                     sizeof err),

@@ -58,7 +58,7 @@ typedef struct {
 } props_t;
 
 static ls_status props_replace(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out,
-                               int *nout, char *err, int errlen)
+                               int *nout, char *err, size_t errlen)
 {
     (void)cur, (void)ncur, (void)err, (void)errlen;
     const props_t *p = arg;

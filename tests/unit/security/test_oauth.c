@@ -455,7 +455,7 @@ TEST(settings)
                                "org.apache.kafka.common.security.oauthbearer."
                                "OAuthBearerValidatorCallbackHandler",
                                err, sizeof err),
-                 -1);
+                 LS_EINVAL);
     CHECK(strstr(err, k) && strstr(err, "not supported"));
     ls_config_free(&c);
 }

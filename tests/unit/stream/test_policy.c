@@ -340,7 +340,7 @@ TEST(enabled_since_bookkeeping)
 
 static ls_prop_t *ns_buf;
 static ls_status set_ns(const ls_prop_t *cur, int ncur, void *arg, const ls_prop_t **out, int *nout,
-                        char *err, int errlen)
+                        char *err, size_t errlen)
 {
     const ls_prop_t *add = arg;
     static ls_prop_t v[8];

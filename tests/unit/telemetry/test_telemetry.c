@@ -227,15 +227,16 @@ TEST(otlp_refuses_malformed_payloads)
     ls_otlp_stats_t st;
     char why[256];
     /* cut short: every prefix but the whole is malformed or shorter */
-    CHECK_EQ_INT(ls_otlp_decode(b.data, b.len - 3, collect, &s, &st, why, sizeof why), -1);
+    CHECK_EQ_INT(ls_otlp_decode(b.data, b.len - 3, collect, &s, &st, why, sizeof why), LS_ECORRUPT);
     CHECK(why[0] != 0);
     const char garbage[] = "not a protobuf at all";
     CHECK_EQ_INT(ls_otlp_decode((const uint8_t *)garbage, sizeof garbage - 1, collect, &s, &st, why,
                                 sizeof why),
-                 -1);
+                 LS_ECORRUPT);
     /* a known field in the wrong wire type: resource_metrics as a varint */
     const uint8_t wrong[] = {0x08, 0x01};
-    CHECK_EQ_INT(ls_otlp_decode(wrong, sizeof wrong, collect, &s, &st, why, sizeof why), -1);
+    CHECK_EQ_INT(ls_otlp_decode(wrong, sizeof wrong, collect, &s, &st, why, sizeof why),
+                 LS_ECORRUPT);
     /* a metric name that is not UTF-8 */
     ls_buf_t m, sm, rm, md;
     ls_buf_init(&m);
@@ -246,7 +247,7 @@ TEST(otlp_refuses_malformed_payloads)
     pb_msg(&sm, 2, &m);
     pb_msg(&rm, 2, &sm);
     pb_msg(&md, 1, &rm);
-    CHECK_EQ_INT(ls_otlp_decode(md.data, md.len, collect, &s, &st, why, sizeof why), -1);
+    CHECK_EQ_INT(ls_otlp_decode(md.data, md.len, collect, &s, &st, why, sizeof why), LS_ECORRUPT);
     /* empty: nothing to hand over, and fine */
     s.n = 0;
     CHECK_EQ_INT(ls_otlp_decode(NULL, 0, collect, &s, &st, why, sizeof why), 0);
@@ -290,10 +291,10 @@ TEST(subscription_values_are_checked_as_kafka_does)
     char err[512];
     CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "100", err, sizeof err), 0);
     CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", " 3600000 ", err, sizeof err), 0);
-    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "99", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "99", err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "interval.ms") && strstr(err, "99"));
-    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "3600001", err, sizeof err), -1);
-    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "ten", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "3600001", err, sizeof err), LS_EINVAL);
+    CHECK_EQ_INT(ls_telemetry_subs_check("interval.ms", "ten", err, sizeof err), LS_EINVAL);
     CHECK_EQ_INT(
         ls_telemetry_subs_check("metrics", "org.apache.kafka.producer., *", err, sizeof err), 0);
     CHECK_EQ_INT(ls_telemetry_subs_check("match",
@@ -301,14 +302,15 @@ TEST(subscription_values_are_checked_as_kafka_does)
                                          "client_id=.*-prod",
                                          err, sizeof err),
                  0);
-    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_name=x", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_name=x", err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "match") && strstr(err, "client_name=x"));
-    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=a=b", err, sizeof err), -1);
-    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=", err, sizeof err), -1);
-    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=[unclosed", err, sizeof err), -1);
-    CHECK_EQ_INT(ls_telemetry_subs_check("colour", "blue", err, sizeof err), -1);
+    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=a=b", err, sizeof err), LS_EINVAL);
+    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=", err, sizeof err), LS_EINVAL);
+    CHECK_EQ_INT(ls_telemetry_subs_check("match", "client_id=[unclosed", err, sizeof err),
+                 LS_EINVAL);
+    CHECK_EQ_INT(ls_telemetry_subs_check("colour", "blue", err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "colour"));
-    CHECK_EQ_INT(ls_telemetry_subs_check("colour", NULL, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_telemetry_subs_check("colour", NULL, err, sizeof err), LS_EINVAL);
 }
 
 TEST(matching_takes_every_subscription_a_client_matches)
