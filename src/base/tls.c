@@ -685,19 +685,24 @@ void ls_tls_conn_free(ls_tls_conn_t *c)
 
 void ls_tls_conn_feed(ls_tls_conn_t *c, const void *p, size_t n) { BIO_write(c->in, p, (int)n); }
 
-ssize_t ls_tls_conn_read(ls_tls_conn_t *c, void *out, size_t cap, char *why, size_t whylen)
+ls_status ls_tls_conn_read(ls_tls_conn_t *c, void *out, size_t cap, size_t *got, char *why,
+                           size_t whylen)
 {
+    *got = 0;
     int n = SSL_read(c->ssl, out, (int)(cap > INT32_MAX ? INT32_MAX : cap));
-    if (n > 0) return n;
+    if (n > 0) {
+        *got = (size_t)n;
+        return LS_OK;
+    }
     int e = SSL_get_error(c->ssl, n);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
         ERR_clear_error();
-        return 0;
+        return LS_OK;
     }
     if (e == SSL_ERROR_ZERO_RETURN) {
         snprintf(why, whylen, "%s", "");
         ERR_clear_error();
-        return -1;
+        return LS_ESHUTDOWN;
     }
     char r[200];
     ssl_reason(r, sizeof r, "protocol error");
@@ -712,7 +717,7 @@ ssize_t ls_tls_conn_read(ls_tls_conn_t *c, void *out, size_t cap, char *why, siz
                  !SSL_is_init_finished(c->ssl) && (strstr(r, "wrong version") || strstr(r, "http"))
                      ? " (a client speaking plaintext to a TLS listener?)"
                      : "");
-    return -1;
+    return LS_EIO;
 }
 
 int ls_tls_conn_write(ls_tls_conn_t *c, const void *p, size_t n)

@@ -55,9 +55,11 @@ void ls_tls_conn_free(ls_tls_conn_t *c);
 /* Ciphertext read from the peer. */
 void ls_tls_conn_feed(ls_tls_conn_t *c, const void *p, size_t n);
 /* Plaintext decrypted from what was fed (driving the handshake first):
- * >0 bytes in out, 0 when more ciphertext is needed, -1 when the session
- * failed or ended (why says how; "" for a clean close_notify). */
-ssize_t ls_tls_conn_read(ls_tls_conn_t *c, void *out, size_t cap, char *why, size_t whylen);
+ * LS_OK with *got bytes in out (0: more ciphertext is needed), LS_ESHUTDOWN
+ * when the peer closed the session cleanly (close_notify; why ""), LS_EIO
+ * when it failed (why says how). */
+ls_status ls_tls_conn_read(ls_tls_conn_t *c, void *out, size_t cap, size_t *got, char *why,
+                           size_t whylen);
 /* Encrypts n bytes of plaintext for sending (always whole: the output is a
  * memory buffer taken with ls_tls_conn_take_output). */
 int ls_tls_conn_write(ls_tls_conn_t *c, const void *p, size_t n);

@@ -100,8 +100,7 @@
  *    doubling to 2 s) instead of spinning; one rate-limited line says so.
  *  - connections.max.idle.ms: a connection with nothing in flight and no
  *    traffic for that long is closed by a sweep timer, which also applies the
- *    deadlines above.
- * Loop thread only. */
+ *    deadlines above. Loop thread only. */
 #include "kafka/conn.h"
 
 #include <errno.h>
@@ -1032,18 +1031,19 @@ static void tls_on_read(ls_kconn_t *c, const uint8_t *p, size_t n)
     if (!c->plain) c->plain = ls_malloc(SCRATCH_SIZE);
     char why[512];
     while (!c->closed) {
-        ssize_t got = ls_tls_conn_read(c->tls, c->plain, SCRATCH_SIZE, why, sizeof why);
+        size_t got;
+        ls_status st = ls_tls_conn_read(c->tls, c->plain, SCRATCH_SIZE, &got, why, sizeof why);
         if (!c->tls_done && ls_tls_conn_established(c->tls)) tls_established(c);
-        if (got == 0 || c->closed) break;
-        if (got < 0) {
+        if ((st == LS_OK && got == 0) || c->closed) break;
+        if (st != LS_OK) {
             tls_send(c); /* the alert, if any */
             conn_close(c, *why ? why : NULL);
             return;
         }
         if (c->mem_wait)
-            ls_buf_append(&c->held, c->plain, (size_t)got);
+            ls_buf_append(&c->held, c->plain, got);
         else
-            consume(c, c->plain, (size_t)got);
+            consume(c, c->plain, got);
     }
     tls_send(c);
 }

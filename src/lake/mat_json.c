@@ -43,16 +43,16 @@ ls_status ls_mat_json_row(row_ctx_t *c, const ls_raw_record_t *r)
         return LS_ECORRUPT;
     }
     json_t *next = b->jschema ? json_deep_copy(b->jschema) : NULL;
-    int m = ls_json_infer(&next, r->value, (size_t)r->value_len, why, sizeof why);
-    if (m == -2) {
+    ls_json_fit m = ls_json_infer(&next, r->value, (size_t)r->value_len, why, sizeof why);
+    if (m == LS_JSON_NOT_OBJECT) {
         json_decref(next);
         snprintf(c->err, sizeof c->err, "record at offset %lld: the value is %s (%s=json)",
                  (long long)r->offset, why, ls_policy_key(LS_POLICY_VALUE_FORMAT));
         return LS_ECORRUPT;
     }
     ls_status st = LS_OK;
-    if (!b->t) {     /* the first record: the table takes its columns */
-        if (m < 0) { /* it does not fit even alone (a _raw property): _raw only */
+    if (!b->t) {                     /* the first record: the table takes its columns */
+        if (m == LS_JSON_CONFLICT) { /* it does not fit even alone (a _raw property): _raw only */
             json_decref(next);
             next = NULL;
             ls_json_infer(&next, (const uint8_t *)"{}", 2, why, sizeof why);
@@ -86,7 +86,7 @@ ls_status ls_mat_json_row(row_ctx_t *c, const ls_raw_record_t *r)
         }
         if (st == LS_OK) st = ls_mat_open_files(b, c->err, (int)sizeof c->err);
         if (st != LS_OK) return st;
-    } else if (m == 1) { /* new columns: evolve the table in this batch's commit */
+    } else if (m == LS_JSON_WIDENED) { /* new columns: evolve the table in this batch's commit */
         json_t *old = b->jschema;
         b->jschema = next;
         ls_typed_shape_t *ns = NULL;
@@ -107,7 +107,7 @@ ls_status ls_mat_json_row(row_ctx_t *c, const ls_raw_record_t *r)
         } else { /* cannot happen by the merge rules; the value falls back whole */
             json_decref(b->jschema);
             b->jschema = old;
-            m = -1;
+            m = LS_JSON_CONFLICT;
         }
     } else {
         json_decref(next);
@@ -121,7 +121,7 @@ ls_status ls_mat_json_row(row_ctx_t *c, const ls_raw_record_t *r)
     char *fallback = NULL;
     const uint8_t *text = r->value;
     size_t tlen = (size_t)r->value_len;
-    if (m < 0) {
+    if (m == LS_JSON_CONFLICT) {
         json_t *o = json_object();
         json_object_set_new(o, "_raw", json_stringn((const char *)r->value, tlen));
         fallback = json_dumps(o, JSON_COMPACT);

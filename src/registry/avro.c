@@ -915,17 +915,17 @@ static bool skip_datum(ls_avro_rd_t *r, const ls_avro_node_t *n, int depth)
     return false;
 }
 
-int ls_avro_datum_check(const ls_avro_node_t *n, const uint8_t *p, size_t len, char *why,
-                        size_t whylen)
+ls_status ls_avro_datum_check(const ls_avro_node_t *n, const uint8_t *p, size_t len, char *why,
+                              size_t whylen)
 {
     ls_avro_rd_t r = {p, p + len, NULL};
     if (!skip_datum(&r, n, 0)) {
         snprintf(why, whylen, "%s at byte %zu of the datum", r.why, (size_t)(r.p - p));
-        return -1;
+        return LS_EINVAL;
     }
     if (r.p != r.end) {
         snprintf(why, whylen, "%zu bytes left over after the datum", (size_t)(r.end - r.p));
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }

@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/status.h"
 
 typedef enum ls_avro_kind {
     LS_AVRO_NULL,
@@ -120,6 +121,6 @@ bool ls_avro_rd_block(ls_avro_rd_t *r, bool items_take_bytes, int64_t *count);
  * enum index, int range, UTF-8 string and length checked, nothing left
  * over); -1 with the reason and byte position in why. Nesting deeper than
  * 256 levels is refused. */
-int ls_avro_datum_check(const ls_avro_node_t *n, const uint8_t *p, size_t len, char *why,
-                        size_t whylen);
+ls_status ls_avro_datum_check(const ls_avro_node_t *n, const uint8_t *p, size_t len, char *why,
+                              size_t whylen);
 #endif

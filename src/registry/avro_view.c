@@ -716,26 +716,26 @@ static int enc_value(enc_t *e, const vnode_t *v, json_t *j)
     return efail(e, "unmapped value");
 }
 
-static int pb_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
-                     char *why, size_t whylen);
+static ls_status pb_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
+                           char *why, size_t whylen);
 
-int ls_avro_view_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
-                        char *why, size_t whylen)
+ls_status ls_avro_view_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
+                              char *why, size_t whylen)
 {
     if (v->proto) return pb_encode(v, p, len, out, why, whylen);
     json_error_t je;
     json_t *j = json_loadb((const char *)p, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
     if (!j) {
         snprintf(why, whylen, "not one JSON text: %s (at byte %d)", je.text, je.position);
-        return -1;
+        return LS_EINVAL;
     }
     /* the schema's own constraints, as produce-time validation checks them
      * (json_validate.c); then the columns' types */
-    int rc = ls_jsonschema_validate(v->schema, j, why, whylen);
+    ls_status st = ls_jsonschema_validate(v->schema, j, why, whylen);
     enc_t e = {.out = out, .why = why, .whylen = whylen};
-    if (rc == 0) rc = enc_value(&e, v->root, j);
+    if (st == LS_OK && enc_value(&e, v->root, j) != 0) st = LS_EINVAL;
     json_decref(j);
-    return rc;
+    return st;
 }
 
 /* ---- Protobuf ---------------------------------------------------------------------- */
@@ -1242,11 +1242,11 @@ static int pb_message(enc_t *e, const vnode_t *v, const uint8_t *p, size_t len, 
     return 0;
 }
 
-static int pb_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
-                     char *why, size_t whylen)
+static ls_status pb_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
+                           char *why, size_t whylen)
 {
     enc_t e = {.out = out, .why = why, .whylen = whylen};
-    return pb_message(&e, v->root, p, len, 0);
+    return pb_message(&e, v->root, p, len, 0) == 0 ? LS_OK : LS_EINVAL;
 }
 
 /* ---- the views of every message of a Protobuf schema ------------------------------ */

@@ -51,6 +51,7 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/status.h"
 #include "registry/avro.h"
 #include "registry/json_schema.h"
 #include "registry/protobuf.h"
@@ -69,8 +70,8 @@ const ls_avro_node_t *ls_avro_view_root(const ls_avro_view_t *v);
  * one JSON text; for Protobuf: the message's wire bytes, after the index
  * array). 0, or -1 with the path and the reason in why (out then
  * holds a partial datum: discard it). */
-int ls_avro_view_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
-                        char *why, size_t whylen);
+ls_status ls_avro_view_encode(const ls_avro_view_t *v, const uint8_t *p, size_t len, ls_buf_t *out,
+                              char *why, size_t whylen);
 
 /* ---- Protobuf ---- */
 /* The view of the message the Confluent message-index path idx[0..n)
@@ -116,12 +117,17 @@ const ls_avro_view_t *ls_avro_views_find(const ls_avro_views_t *vs, const int64_
  * is "integer" (long), a fraction "number" (double), strings, booleans,
  * objects with their properties, arrays with their items' merged schema;
  * null, {} and [] say nothing yet. Widening: an integer fits a number
- * column. 1: *schema changed (or was created); 0: the value fits it as is;
- * -1: a value the columns cannot take (another type; a number where the
- * column is integer: long cannot become double; a property named _raw or
- * _kafka_*) — why says which, *schema may hold a partial merge (callers
- * merge into a copy); -2: not a JSON object. */
-int ls_json_infer(json_t **schema, const uint8_t *p, size_t len, char *why, size_t whylen);
+ * column. LS_JSON_CONFLICT: a value the columns cannot take (another type;
+ * a number where the column is integer: long cannot become double; a
+ * property named _raw or _kafka_*) — why says which, *schema may hold a
+ * partial merge (callers merge into a copy). */
+typedef enum ls_json_fit {
+    LS_JSON_FITS,       /* the value fits *schema as it is */
+    LS_JSON_WIDENED,    /* *schema changed (or was created) */
+    LS_JSON_CONFLICT,   /* the columns cannot take the value (why) */
+    LS_JSON_NOT_OBJECT, /* not a JSON object (why) */
+} ls_json_fit;
+ls_json_fit ls_json_infer(json_t **schema, const uint8_t *p, size_t len, char *why, size_t whylen);
 /* The inferred schema of a json table from its Iceberg schema JSON (the
  * value columns; _kafka_* left out). */
 json_t *ls_json_infer_from_iceberg(const char *iceberg_schema_json);

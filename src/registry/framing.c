@@ -24,7 +24,7 @@ static bool rd_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
 
 /* Protobuf wire bytes (encoding guide: tags, the four wire types in use,
  * and groups balanced); the reason in why. */
-static int proto_wire_check(const uint8_t *p, const uint8_t *end, char *why, size_t whylen)
+static ls_status proto_wire_check(const uint8_t *p, const uint8_t *end, char *why, size_t whylen)
 {
     const uint8_t *start = p;
     uint64_t groups[64];
@@ -34,7 +34,7 @@ static int proto_wire_check(const uint8_t *p, const uint8_t *end, char *why, siz
         size_t at = (size_t)(p - start);
         if (!rd_varint(&p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) {
             snprintf(why, whylen, "bad Protobuf tag at byte %zu", at);
-            return -1;
+            return LS_EINVAL;
         }
         switch (tag & 7) {
         case 0: /* varint */
@@ -51,14 +51,14 @@ static int proto_wire_check(const uint8_t *p, const uint8_t *end, char *why, siz
         case 3: /* start group */
             if (depth == 64) {
                 snprintf(why, whylen, "Protobuf groups nested deeper than 64 at byte %zu", at);
-                return -1;
+                return LS_EINVAL;
             }
             groups[depth++] = tag >> 3;
             break;
         case 4: /* end group */
             if (!depth || groups[--depth] != tag >> 3) {
                 snprintf(why, whylen, "unmatched Protobuf end-group at byte %zu", at);
-                return -1;
+                return LS_EINVAL;
             }
             break;
         case 5: /* fixed32 */
@@ -67,44 +67,44 @@ static int proto_wire_check(const uint8_t *p, const uint8_t *end, char *why, siz
             break;
         default:
             snprintf(why, whylen, "Protobuf wire type %d at byte %zu", (int)(tag & 7), at);
-            return -1;
+            return LS_EINVAL;
         }
         continue;
     truncated:
         snprintf(why, whylen, "Protobuf field at byte %zu runs past the end", at);
-        return -1;
+        return LS_EINVAL;
     }
     if (depth) {
         snprintf(why, whylen, "Protobuf group not closed");
-        return -1;
+        return LS_EINVAL;
     }
-    return 0;
+    return LS_OK;
 }
 
 /* The Confluent message-index array (zig-zag varints: a count, then that
  * many indexes; a single 0 stands for [0]) and then the wire bytes. */
-static int proto_check(const ls_proto_t *proto, const uint8_t *p, size_t len, int64_t path[64],
-                       size_t *npath, char *why, size_t whylen)
+static ls_status proto_check(const ls_proto_t *proto, const uint8_t *p, size_t len,
+                             int64_t path[64], size_t *npath, char *why, size_t whylen)
 {
     const uint8_t *end = p + len;
     uint64_t n, idx;
     if (!rd_varint(&p, end, &n)) {
         snprintf(why, whylen, "truncated Protobuf message-index array");
-        return -1;
+        return LS_EINVAL;
     }
     n = (n >> 1) ^ -(n & 1);
     if ((int64_t)n < 0 || n > (uint64_t)(end - p) || n > 64) {
         snprintf(why, whylen, "bad Protobuf message-index count");
-        return -1;
+        return LS_EINVAL;
     }
     for (uint64_t i = 0; i < n; i++)
         if (!rd_varint(&p, end, &idx) || (int64_t)((idx >> 1) ^ -(idx & 1)) < 0) {
             snprintf(why, whylen, "bad Protobuf message index %llu", (unsigned long long)i);
-            return -1;
+            return LS_EINVAL;
         } else {
             path[i] = (int64_t)((idx >> 1) ^ -(idx & 1));
         }
-    if (proto_wire_check(p, end, why, whylen)) return -1;
+    if (proto_wire_check(p, end, why, whylen) != LS_OK) return LS_EINVAL;
     *npath = (size_t)n;
     return ls_proto_check_payload(proto, path, (size_t)n, p, (size_t)(end - p), why, whylen);
 }
@@ -177,7 +177,7 @@ ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t
     const uint8_t *body = p + 5;
     size_t n = len - 5;
     char what[400] = "";
-    int rc = 0;
+    ls_status rc = LS_OK;
     int64_t path[64];
     size_t npath = 0;
     switch (s->type) {
@@ -189,7 +189,7 @@ ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t
         json_t *j = json_loadb((const char *)body, n, JSON_DECODE_ANY, &je);
         if (!j) {
             snprintf(what, sizeof what, "not JSON: %s at byte %d", je.text, je.position);
-            rc = -1;
+            rc = LS_EINVAL;
         } else {
             rc = ls_jsonschema_validate(s->json, j, what, sizeof what);
         }
@@ -201,7 +201,7 @@ ls_frame_check ls_frame_check_payload(ls_registry_t *r, const uint8_t *p, size_t
         break;
     }
     ls_frame_check out = LS_FRAME_OK;
-    if (rc != 0) {
+    if (rc != LS_OK) {
         snprintf(why, whylen, "does not decode as schema id %d (%s): %s", (int)id,
                  ls_sr_type_name(s->type), what);
         out = LS_FRAME_INVALID;

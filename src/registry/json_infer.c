@@ -20,43 +20,43 @@
 
 static const char *infer_type(json_t *v) { return ls_json_kind(v, false); }
 
-/* Merges value v into the schema at *slot (NULL: none yet): 1 changed, 0
- * fits, -1 a type the column cannot take (why). */
-static int infer_merge(json_t **slot, json_t *v, int depth, char *why, size_t whylen)
+/* Merges value v into the schema at *slot (NULL: none yet). */
+static ls_json_fit infer_merge(json_t **slot, json_t *v, int depth, char *why, size_t whylen)
 {
     const char *vt = infer_type(v);
-    if (!vt) return 0; /* null: no information */
+    if (!vt) return LS_JSON_FITS; /* null: no information */
     if (depth > INFER_MAX_DEPTH) {
         snprintf(why, whylen, "nested deeper than %d levels", INFER_MAX_DEPTH);
-        return -1;
+        return LS_JSON_CONFLICT;
     }
-    int changed = 0, rc;
+    bool changed = false;
+    ls_json_fit rc;
     if (!*slot) {
         json_t *s = json_pack("{ss}", "type", vt);
         if (!strcmp(vt, "object")) json_object_set_new(s, "properties", json_object());
         json_t *tmp = s;
-        rc = 0;
+        rc = LS_JSON_FITS;
         if (!strcmp(vt, "object") || !strcmp(vt, "array"))
             rc = infer_merge(&tmp, v, depth, why, whylen);
-        if (rc < 0) {
+        if (rc == LS_JSON_CONFLICT) {
             json_decref(s);
-            return -1;
+            return LS_JSON_CONFLICT;
         }
         /* an object without properties or an array of nothing has no column yet */
         if ((!strcmp(vt, "object") && !json_object_size(json_object_get(s, "properties"))) ||
             (!strcmp(vt, "array") && !json_object_get(s, "items"))) {
             json_decref(s);
-            return 0;
+            return LS_JSON_FITS;
         }
         *slot = s;
-        return 1;
+        return LS_JSON_WIDENED;
     }
     const char *ct = json_string_value(json_object_get(*slot, "type"));
     if (!ct) ct = "";
-    if (!strcmp(ct, "number") && !strcmp(vt, "integer")) return 0;
+    if (!strcmp(ct, "number") && !strcmp(vt, "integer")) return LS_JSON_FITS;
     if (strcmp(ct, vt)) {
         snprintf(why, whylen, "%s where the column has %s", vt, ct);
-        return -1;
+        return LS_JSON_CONFLICT;
     }
     if (!strcmp(vt, "object")) {
         json_t *props = json_object_get(*slot, "properties");
@@ -66,28 +66,30 @@ static int infer_merge(json_t **slot, json_t *v, int depth, char *why, size_t wh
         {
             if (!strncmp(k, "_kafka_", 7) || (depth == 0 && !strcmp(k, "_raw"))) {
                 snprintf(why, whylen, "the property name '%s' is the table's own", k);
-                return -1;
+                return LS_JSON_CONFLICT;
             }
             json_t *cur = json_object_get(props, k);
             json_t *next = cur;
-            if ((rc = infer_merge(&next, x, depth + 1, why, whylen)) < 0) return -1;
-            if (rc && !cur) json_object_set_new(props, k, next);
-            changed |= rc;
+            if ((rc = infer_merge(&next, x, depth + 1, why, whylen)) == LS_JSON_CONFLICT)
+                return LS_JSON_CONFLICT;
+            if (rc == LS_JSON_WIDENED && !cur) json_object_set_new(props, k, next);
+            changed |= rc == LS_JSON_WIDENED;
         }
-        return changed;
+        return changed ? LS_JSON_WIDENED : LS_JSON_FITS;
     }
     if (!strcmp(vt, "array")) {
         for (size_t i = 0; i < json_array_size(v); i++) {
             json_t *cur = json_object_get(*slot, "items");
             json_t *next = cur;
-            if ((rc = infer_merge(&next, json_array_get(v, i), depth + 1, why, whylen)) < 0)
-                return -1;
-            if (rc && !cur) json_object_set_new(*slot, "items", next);
-            changed |= rc;
+            if ((rc = infer_merge(&next, json_array_get(v, i), depth + 1, why, whylen)) ==
+                LS_JSON_CONFLICT)
+                return LS_JSON_CONFLICT;
+            if (rc == LS_JSON_WIDENED && !cur) json_object_set_new(*slot, "items", next);
+            changed |= rc == LS_JSON_WIDENED;
         }
-        return changed;
+        return changed ? LS_JSON_WIDENED : LS_JSON_FITS;
     }
-    return 0;
+    return LS_JSON_FITS;
 }
 
 static json_t *infer_root(void)
@@ -104,25 +106,26 @@ static void add_raw(json_t *s)
                         json_pack("{ss}", "type", "string"));
 }
 
-int ls_json_infer(json_t **schema, const uint8_t *p, size_t len, char *why, size_t whylen)
+ls_json_fit ls_json_infer(json_t **schema, const uint8_t *p, size_t len, char *why, size_t whylen)
 {
     json_error_t je;
     json_t *v = json_loadb((const char *)p, len, JSON_REJECT_DUPLICATES, &je);
     if (!v) {
         snprintf(why, whylen, "not a JSON object: %s (at byte %d)", je.text, je.position);
-        return -2;
+        return LS_JSON_NOT_OBJECT;
     }
     if (!json_is_object(v)) {
         json_decref(v);
         snprintf(why, whylen, "not a JSON object");
-        return -2;
+        return LS_JSON_NOT_OBJECT;
     }
-    int created = !*schema;
+    bool created = !*schema;
     if (created) *schema = infer_root();
-    int rc = infer_merge(schema, v, 0, why, whylen);
+    ls_json_fit rc = infer_merge(schema, v, 0, why, whylen);
     if (created) add_raw(*schema);
     json_decref(v);
-    return rc < 0 ? -1 : rc || created;
+    if (rc == LS_JSON_CONFLICT) return LS_JSON_CONFLICT;
+    return rc == LS_JSON_WIDENED || created ? LS_JSON_WIDENED : LS_JSON_FITS;
 }
 
 static json_t *from_iceberg(json_t *t)

@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/status.h"
 
 typedef struct ls_jsonschema ls_jsonschema_t;
 
@@ -78,5 +79,5 @@ int ls_jsonschema_can_read(const ls_jsonschema_t *reader, const ls_jsonschema_t 
  * typed table still checks the formats it maps to a column type
  * (date-time, date, uuid: avro_view.h). "contentEncoding", "title",
  * "description", "default", "examples" and the like are annotations too. */
-int ls_jsonschema_validate(const ls_jsonschema_t *s, json_t *doc, char *why, size_t whylen);
+ls_status ls_jsonschema_validate(const ls_jsonschema_t *s, json_t *doc, char *why, size_t whylen);
 #endif

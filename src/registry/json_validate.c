@@ -349,8 +349,8 @@ static int check(vcx_t *c, const jnode_t *n, json_t *j)
     return rc;
 }
 
-int ls_jsonschema_validate(const ls_jsonschema_t *s, json_t *doc, char *why, size_t whylen)
+ls_status ls_jsonschema_validate(const ls_jsonschema_t *s, json_t *doc, char *why, size_t whylen)
 {
     vcx_t c = {.why = why, .whylen = whylen};
-    return check(&c, ls_jsonschema_root(s), doc);
+    return check(&c, ls_jsonschema_root(s), doc) == 0 ? LS_OK : LS_EINVAL;
 }

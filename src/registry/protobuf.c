@@ -926,28 +926,28 @@ static bool ck_packed(int wt, const uint8_t *p, const uint8_t *end)
  * Unknown field numbers are kept by Protobuf parsers and pass; a known
  * field must come in its type's wire type, a proto3 string must be UTF-8,
  * and embedded messages are checked the same way. */
-static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, int endgroup,
-                     int depth, char *why, size_t whylen)
+static ls_status ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, int endgroup,
+                           int depth, char *why, size_t whylen)
 {
     const uint8_t *p = *pp;
     if (depth > 64) {
         snprintf(why, whylen, "messages nested deeper than 64 in %s", m ? m->full : "?");
-        return -1;
+        return LS_EINVAL;
     }
     while (p < end) {
         uint64_t tag, v;
         if (!ls_pbwire_varint(&p, end, &tag) || tag >> 3 == 0 || tag >> 3 > 0x1fffffff) {
             snprintf(why, whylen, "bad Protobuf tag in %s", m ? m->full : "a group");
-            return -1;
+            return LS_EINVAL;
         }
         int num = (int)(tag >> 3), wt = (int)(tag & 7);
         if (wt == 4) {
             if (endgroup != num) {
                 snprintf(why, whylen, "unmatched end-group of field %d", num);
-                return -1;
+                return LS_EINVAL;
             }
             *pp = p;
-            return 0;
+            return LS_OK;
         }
         const pfield_t *f = NULL;
         for (size_t i = 0; m && i < m->nfields; i++)
@@ -957,7 +957,7 @@ static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, in
         if (f && wt != want && !packed) {
             snprintf(why, whylen, "field %s (%d) of %s has wire type %d, not its type's %d",
                      f->name, num, m->full, wt, want);
-            return -1;
+            return LS_EINVAL;
         }
         const uint8_t *d = p;
         switch (wt) {
@@ -977,46 +977,47 @@ static int ck_fields(const pmsg_t *m, const uint8_t **pp, const uint8_t *end, in
             if (packed && !ck_packed(want, d, p)) {
                 snprintf(why, whylen, "packed field %s (%d) of %s is cut inside an element",
                          f->name, num, m->full);
-                return -1;
+                return LS_EINVAL;
             }
             if (packed) break;
             if (f->type.kind == T_SCALAR && !strcmp(f->type.scalar, "string") && m->file->proto3 &&
                 !ls_utf8_valid(d, (size_t)v)) {
                 snprintf(why, whylen, "string field %s (%d) of %s is not UTF-8 (proto3)", f->name,
                          num, m->full);
-                return -1;
+                return LS_EINVAL;
             }
             if (f->type.kind == T_MESSAGE || f->type.kind == T_MAP) {
                 const pmsg_t *sub = f->type.kind == T_MAP ? f->entry : f->type.msg;
                 const uint8_t *q = d;
-                if (ck_fields(sub, &q, p, 0, depth + 1, why, whylen)) return -1;
+                if (ck_fields(sub, &q, p, 0, depth + 1, why, whylen)) return LS_EINVAL;
             }
             break;
         case 3:
-            if (ck_fields(f ? f->type.msg : NULL, &p, end, num, depth + 1, why, whylen)) return -1;
+            if (ck_fields(f ? f->type.msg : NULL, &p, end, num, depth + 1, why, whylen))
+                return LS_EINVAL;
             break;
         default:
             snprintf(why, whylen, "Protobuf wire type %d in %s", wt, m ? m->full : "a group");
-            return -1;
+            return LS_EINVAL;
         }
         continue;
     truncated:
         snprintf(why, whylen, "field %d of %s runs past the end", num, m ? m->full : "a group");
-        return -1;
+        return LS_EINVAL;
     }
     if (endgroup) {
         snprintf(why, whylen, "group field %d is not closed", endgroup);
-        return -1;
+        return LS_EINVAL;
     }
     *pp = p;
-    return 0;
+    return LS_OK;
 }
 
-int ls_proto_check_payload(const ls_proto_t *p, const int64_t *idx, size_t n, const uint8_t *wire,
-                           size_t len, char *why, size_t whylen)
+ls_status ls_proto_check_payload(const ls_proto_t *p, const int64_t *idx, size_t n,
+                                 const uint8_t *wire, size_t len, char *why, size_t whylen)
 {
     const pmsg_t *msg = ls_proto_message_at(ls_proto_file(p), idx, n, why, whylen);
-    if (!msg) return -1;
+    if (!msg) return LS_EINVAL;
     const uint8_t *q = wire;
     return ck_fields(msg, &q, wire + len, 0, 0, why, whylen);
 }

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/status.h"
 
 typedef struct ls_proto ls_proto_t;
 
@@ -69,6 +70,6 @@ int ls_proto_can_read(const ls_proto_t *reader, const ls_proto_t *writer, ls_buf
  * embedded messages, map entries and groups checked the same way; unknown
  * field numbers pass, as Protobuf parsers keep them. 0, or -1 with the
  * reason in why. */
-int ls_proto_check_payload(const ls_proto_t *p, const int64_t *idx, size_t n, const uint8_t *wire,
-                           size_t len, char *why, size_t whylen);
+ls_status ls_proto_check_payload(const ls_proto_t *p, const int64_t *idx, size_t n,
+                                 const uint8_t *wire, size_t len, char *why, size_t whylen);
 #endif

@@ -109,14 +109,14 @@ static void one(const char *schema, const uint8_t *inst, size_t n)
     if (!js) return;
     /* the validator on any schema that loads, mapped to columns or not */
     json_t *doc = json_loadb((const char *)inst, n, JSON_DECODE_ANY, NULL);
-    int valid = doc ? ls_jsonschema_validate(js, doc, err, sizeof err) : -1;
+    ls_status valid = doc ? ls_jsonschema_validate(js, doc, err, sizeof err) : LS_EINVAL;
     json_decref(doc);
     ls_avro_view_t *v = ls_avro_view_json(js, err, sizeof err);
     if (!v) goto out_schema;
     ls_buf_t d;
     ls_buf_init(&d);
     if (ls_avro_view_encode(v, inst, n, &d, err, sizeof err) == 0) {
-        if (valid != 0) abort(); /* a value a table takes is one validation takes */
+        if (valid != LS_OK) abort(); /* a value a table takes is one validation takes */
         write_row(v, &d);
     }
     ls_buf_free(&d);
@@ -131,8 +131,10 @@ static void schemaless(const uint8_t *p, size_t n)
     size_t n1 = nl ? (size_t)(nl - p) : n;
     char why[400];
     json_t *s = NULL;
-    int rc1 = ls_json_infer(&s, p, n1, why, sizeof why);
-    int rc2 = nl && s ? ls_json_infer(&s, nl + 1, n - n1 - 1, why, sizeof why) : -2;
+    ls_json_fit rc1 = ls_json_infer(&s, p, n1, why, sizeof why);
+    ls_json_fit rc2 =
+        nl && s ? ls_json_infer(&s, nl + 1, n - n1 - 1, why, sizeof why) : LS_JSON_NOT_OBJECT;
+    bool merged1 = rc1 == LS_JSON_FITS || rc1 == LS_JSON_WIDENED;
     if (s) {
         char *text = json_dumps(s, JSON_COMPACT);
         ls_jsonschema_t *js = ls_jsonschema_parse(NULL, NULL, 0, text, why, sizeof why);
@@ -142,9 +144,10 @@ static void schemaless(const uint8_t *p, size_t n)
         ls_buf_t d;
         ls_buf_init(&d);
         /* a value whose merge succeeded fits the merged columns */
-        if (rc1 >= 0 && ls_avro_view_encode(v, p, n1, &d, why, sizeof why) != 0 && rc2 != -1)
+        if (merged1 && ls_avro_view_encode(v, p, n1, &d, why, sizeof why) != LS_OK &&
+            rc2 != LS_JSON_CONFLICT)
             abort();
-        if (d.len && rc1 >= 0 && rc2 != -1) write_row(v, &d);
+        if (d.len && merged1 && rc2 != LS_JSON_CONFLICT) write_row(v, &d);
         ls_buf_free(&d);
         ls_avro_view_free(v);
         ls_jsonschema_free(js);

@@ -4,8 +4,9 @@
 # `char *err, size_t errlen` (the names may differ; the length is size_t),
 # and returns ls_status, a pointer, void or another documented result, never
 # an int, long or int64_t with -1 for failure. Fails, naming file:line, on
-#   (a) a `char *err...` parameter followed by an `int` length, and
-#   (b) a function (or function pointer) with a `char *err...` parameter
+#   (a) a `char *err...` or `char *why...` parameter followed by an `int`
+#       length, and
+#   (b) a function (or function pointer) with such a parameter
 #       whose return type is int, long or int64_t.
 # Generated code (src/kafka/msg_gen.*) is not checked. Prints one PASS or
 # FAIL line and, on failure, each file:line.
@@ -34,7 +35,7 @@ FUNC = re.compile(
     r"\s*\((?!\s*\*)(?P<params>[^()]*(?:\([^()]*\)[^()]*)*)\)",
     re.S,
 )
-ERRBUF = re.compile(r"\bchar\s*\*\s*(err\w*)\s*,\s*([^,]+?)\s*(?:,|$)")
+ERRBUF = re.compile(r"\bchar\s*\*\s*((?:err|why)\w*)\s*,\s*([^,]+?)\s*(?:,|$)")
 INTRET = re.compile(r"^(?:(?:static|inline|extern|const|__attribute__\s*\(\([^)]*\)\))\s+)*(?:signed\s+)?(int|long|long\s+int|long\s+long|int64_t|int32_t|ssize_t)$")
 KEYWORDS = {"if", "while", "for", "switch", "return", "sizeof", "defined"}
 

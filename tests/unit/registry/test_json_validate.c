@@ -161,8 +161,8 @@ TEST(keyword_table)
         json_t *d = json_loads(c->doc, JSON_DECODE_ANY, &je);
         CHECK(d != NULL);
         char why[512] = "";
-        int rc = ls_jsonschema_validate(s, d, why, sizeof why);
-        bool ok = c->valid ? rc == 0 : rc == -1 && strstr(why, c->why) != NULL;
+        ls_status rc = ls_jsonschema_validate(s, d, why, sizeof why);
+        bool ok = c->valid ? rc == LS_OK : rc == LS_EINVAL && strstr(why, c->why) != NULL;
         if (!ok) printf("# case %zu: %s against %s -> %d %s\n", i, c->doc, c->schema, rc, why);
         json_decref(d);
         ls_jsonschema_free(s);
@@ -186,7 +186,7 @@ TEST(references_to_other_subjects)
     json_t *bad = json_loads("{\"home\":{\"zip\":\"1234\"}}", 0, NULL);
     char why[512] = "";
     CHECK_EQ_INT(ls_jsonschema_validate(s, good, why, sizeof why), 0);
-    CHECK_EQ_INT(ls_jsonschema_validate(s, bad, why, sizeof why), -1);
+    CHECK_EQ_INT(ls_jsonschema_validate(s, bad, why, sizeof why), LS_EINVAL);
     CHECK(strstr(why, "/home/zip: the string does not match") != NULL);
     json_decref(good);
     json_decref(bad);
@@ -204,8 +204,8 @@ TEST(self_reference_is_bounded)
     if (!s) return; /* refused at load: as good */
     json_t *d = json_integer(1);
     char why[512] = "";
-    int rc = ls_jsonschema_validate(s, d, why, sizeof why);
-    CHECK(rc == 0 || strstr(why, "recurses deeper") != NULL);
+    ls_status rc = ls_jsonschema_validate(s, d, why, sizeof why);
+    CHECK(rc == LS_OK || strstr(why, "recurses deeper") != NULL);
     json_decref(d);
     ls_jsonschema_free(s);
 }

@@ -61,9 +61,9 @@ TEST(payloads_against_the_descriptor)
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         const pcase_t *c = &CASES[i];
         char why[256] = "";
-        int rc = ls_proto_check_payload(p, c->idx, c->nidx, (const uint8_t *)c->wire, c->len, why,
-                                        sizeof why);
-        int ok = c->why ? rc == -1 && strstr(why, c->why) != NULL : rc == 0;
+        ls_status rc = ls_proto_check_payload(p, c->idx, c->nidx, (const uint8_t *)c->wire, c->len,
+                                              why, sizeof why);
+        int ok = c->why ? rc == LS_EINVAL && strstr(why, c->why) != NULL : rc == LS_OK;
         if (!ok) printf("# case %zu -> %d %s\n", i, rc, why);
         CHECK(ok);
     }
@@ -90,11 +90,11 @@ TEST(proto2_strings_and_groups)
         0);
     CHECK_EQ_INT(
         ls_proto_check_payload(p, NULL, 0, (const uint8_t *)"\x13\x1a\x00\x14", 4, why, sizeof why),
-        -1);
+        LS_EINVAL);
     CHECK(strstr(why, "field x (3)") != NULL);
     CHECK_EQ_INT(
         ls_proto_check_payload(p, NULL, 0, (const uint8_t *)"\x13\x18\x01", 3, why, sizeof why),
-        -1);
+        LS_EINVAL);
     CHECK(strstr(why, "not closed") != NULL);
     ls_proto_free(p);
 }

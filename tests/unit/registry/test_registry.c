@@ -1095,20 +1095,20 @@ TEST(avro_datums_checked)
     CHECK_EQ_INT(ls_avro_datum_check(root, ok, sizeof ok, err, sizeof err), 0);
     /* every strict prefix is truncated; one more byte is left over */
     for (size_t n = 0; n < sizeof ok; n++)
-        CHECK_EQ_INT(ls_avro_datum_check(root, ok, n, err, sizeof err), -1);
+        CHECK_EQ_INT(ls_avro_datum_check(root, ok, n, err, sizeof err), LS_EINVAL);
     uint8_t more[sizeof ok + 1];
     memcpy(more, ok, sizeof ok);
     more[sizeof ok] = 0;
-    CHECK_EQ_INT(ls_avro_datum_check(root, more, sizeof more, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_avro_datum_check(root, more, sizeof more, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "left over"));
     uint8_t bad[sizeof ok];
     memcpy(bad, ok, sizeof ok);
     bad[12] = 0x04; /* enum index 2 of 2 */
-    CHECK_EQ_INT(ls_avro_datum_check(root, bad, sizeof bad, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_avro_datum_check(root, bad, sizeof bad, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "enum index"));
     memcpy(bad, ok, sizeof ok);
     bad[15] = 0x04; /* union branch 2 of 2 */
-    CHECK_EQ_INT(ls_avro_datum_check(root, bad, sizeof bad, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_avro_datum_check(root, bad, sizeof bad, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "union branch"));
     /* a chain nested past 256 levels is refused, not followed off the stack */
     ls_buf_t deep;
@@ -1117,7 +1117,7 @@ TEST(avro_datums_checked)
         static const uint8_t node[] = {0x00, 0x00, 0x00, 0x00, 'q', 'q', 0x02};
         ls_buf_append(&deep, node, sizeof node);
     }
-    CHECK_EQ_INT(ls_avro_datum_check(root, deep.data, deep.len, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_avro_datum_check(root, deep.data, deep.len, err, sizeof err), LS_EINVAL);
     CHECK(strstr(err, "deeper"));
     ls_buf_free(&deep);
     /* an array of nulls may hold more items than bytes; a block count of
@@ -1129,14 +1129,14 @@ TEST(avro_datums_checked)
     static const uint8_t minblock[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                        0xff, 0xff, 0xff, 0x01, 0x00, 0x00};
     CHECK_EQ_INT(ls_avro_datum_check(ls_avro_root(ns), minblock, sizeof minblock, err, sizeof err),
-                 -1);
+                 LS_EINVAL);
     CHECK(strstr(err, "out of range"));
     ls_avro_free(ns);
     /* strings must be UTF-8 */
     static const char *str = "\"string\"";
     ls_avro_schema_t *ss = ls_avro_parse(NULL, 0, str, strlen(str), err, sizeof err);
     static const uint8_t latin1[] = {0x02, 0xe9};
-    CHECK_EQ_INT(ls_avro_datum_check(ls_avro_root(ss), latin1, 2, err, sizeof err), -1);
+    CHECK_EQ_INT(ls_avro_datum_check(ls_avro_root(ss), latin1, 2, err, sizeof err), LS_EINVAL);
     ls_avro_free(ss);
     ls_avro_free(s);
 }
