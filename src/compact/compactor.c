@@ -830,7 +830,7 @@ static void kc_swapped(void *arg, int64_t log_id, const ls_idx_entry_t *e,
     int64_t *look = i64_slot(&c->marker_looks, log_id);
     int64_t due = ls_clock_wall_ms() + c->cfg.replaced_grace_ms;
     if (*look == 0 || due < *look) *look = due;
-    result_t *res = ls_compactor_push_result(arg, log_id, e);
+    result_t *res = ls_compactor_push_result(c, log_id, e);
     if (n) {
         res->aborts_gone = ls_memdup(aborts_gone, n * sizeof *aborts_gone);
         res->naborts_gone = n;

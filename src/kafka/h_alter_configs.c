@@ -108,7 +108,7 @@ static ls_status ac_change(const ls_prop_t *cur, int ncur, void *arg, const ls_p
     if (!r->broker) {
         ls_status st =
             ls_kafka_topic_policy_apply(ca->b, LS_DEFAULT_NAMESPACE, r->name, cur, ncur, r->buf, &n,
-                                        r->since, sizeof r->since, err, (size_t)errlen);
+                                        r->since, sizeof r->since, err, errlen);
         if (st != LS_OK) return st;
     }
     *out = r->buf;

@@ -131,7 +131,7 @@ static plan_t *plan_make(ls_cold_tables_t *t, int64_t log_id, ls_status *st, cha
                                t->cfg.ntable_defaults, &p->policy, &p->ns, why, sizeof why);
     if (*st == LS_OK)
         *st = ls_table_target_init(&p->target, p->stream, &p->policy, t->cfg.registry, why,
-                                   (int)sizeof why);
+                                   sizeof why);
     if (*st != LS_OK) {
         snprintf(err, errlen, "topic %s: its table policy does not resolve: %s", p->stream->name,
                  why);

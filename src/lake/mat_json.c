@@ -69,7 +69,7 @@ ls_status ls_mat_json_row(row_ctx_t *c, const ls_raw_record_t *r)
         table_shape_t ts = {ls_typed_iceberg_schema_json(b->shape),
                             ls_typed_last_column_id(b->shape), JSON_SCHEMA_ID, NULL, NULL};
         st = ls_mat_open_table(b->meta, b->os, b->warehouse_uri, b->tt, &ts, &b->t, c->err,
-                               (int)sizeof c->err);
+                               sizeof c->err);
         if (st == LS_OK) {
             /* created concurrently from another record: start over from its columns */
             int last;
@@ -84,7 +84,7 @@ ls_status ls_mat_json_row(row_ctx_t *c, const ls_raw_record_t *r)
             ls_typed_shape_free(ts2);
             ls_free(cur);
         }
-        if (st == LS_OK) st = ls_mat_open_files(b, c->err, (int)sizeof c->err);
+        if (st == LS_OK) st = ls_mat_open_files(b, c->err, sizeof c->err);
         if (st != LS_OK) return st;
     } else if (m == LS_JSON_WIDENED) { /* new columns: evolve the table in this batch's commit */
         json_t *old = b->jschema;

@@ -213,7 +213,7 @@ ls_status ls_mat_create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vi
     table_shape_t ts = {ls_typed_iceberg_schema_json(b->shape), ls_typed_last_column_id(b->shape),
                         vid >= 0 ? sid : NULL, kid >= 0 ? skid : NULL, NULL};
     st = ls_mat_open_table(b->meta, b->os, b->warehouse_uri, b->tt, &ts, &b->t, c->err,
-                           (int)sizeof c->err);
+                           sizeof c->err);
     const char *prop = vid >= 0 ? TYPED_SCHEMA_ID_KEY : KEY_SCHEMA_ID_KEY;
     const char *tid = st == LS_OK ? ls_ice_table_summary(b->t, prop) : NULL;
     const char *want = vid >= 0 ? sid : kid >= 0 ? skid : NULL;
@@ -222,7 +222,7 @@ ls_status ls_mat_create_typed(row_ctx_t *c, const ls_raw_record_t *r, int32_t vi
         snprintf(c->err, sizeof c->err, "table %s was created meanwhile; retrying", b->tt->name);
         st = LS_EAGAIN;
     }
-    return st == LS_OK ? ls_mat_open_files(b, c->err, (int)sizeof c->err) : st;
+    return st == LS_OK ? ls_mat_open_files(b, c->err, sizeof c->err) : st;
 }
 
 /* The reader of schema id (a key's when key) for b's current shape, or the
