@@ -353,12 +353,17 @@ ls_logstore_t *ls_logstore_open(uv_loop_t *loop, ls_meta_t *meta, ls_objstore_t 
     size_t pool_max = (size_t)cfg->read_cache_max_bytes / 4;
     ls->bufpool = ls_bufpool_new(pool_max < ((size_t)64 << 20) ? pool_max : (size_t)64 << 20);
     int64_t rev = 0;
-    if (load_heads(ls, &rev, err, errlen) != LS_OK ||
-        ls_log_watch_start(ls, rev, err, errlen) != LS_OK) {
+    if (ls_wal_init(ls, err, errlen) != LS_OK) {
         ls_logstore_free(ls);
         return NULL;
     }
-    ls_wal_init(ls);
+    if (load_heads(ls, &rev, err, errlen) != LS_OK ||
+        ls_log_watch_start(ls, rev, err, errlen) != LS_OK) {
+        ls_wal_abandon(ls);
+        ls_logstore_free(ls);
+        return NULL;
+    }
+    ls_wal_start(ls);
     uv_timer_init(loop, &ls->gc_timer);
     ls->gc_timer.data = ls;
     ls->handles_open++;
@@ -381,6 +386,13 @@ static void handle_closed(uv_handle_t *h)
     ls_logstore_check_shutdown(ls);
 }
 
+static void pool_closed(void *arg)
+{
+    ls_logstore_t *ls = arg;
+    ls->handles_open--;
+    ls_logstore_check_shutdown(ls);
+}
+
 void ls_logstore_check_shutdown(ls_logstore_t *ls)
 {
     if (!ls->shutting_down || !ls_wal_idle(ls) || ls->gc_running) return;
@@ -389,6 +401,8 @@ void ls_logstore_check_shutdown(ls_logstore_t *ls)
     if (!uv_is_closing((uv_handle_t *)&ls->seal_timer)) {
         uv_close((uv_handle_t *)&ls->seal_timer, handle_closed);
         uv_close((uv_handle_t *)&ls->gc_timer, handle_closed);
+        ls_workpool_close(ls->wal_pool, pool_closed, ls); /* idle: ls_wal_idle */
+        ls->wal_pool = NULL;
         ls_log_watch_cancel(ls);
         if (ls->watch_async_ready) uv_close((uv_handle_t *)&ls->watch_async, handle_closed);
         return;

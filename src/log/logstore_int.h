@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include "base/buf.h"
 #include "base/i64map.h"
+#include "base/workpool.h"
 #include "log/log_meta.h"
 #include "log/cold_source.h"
 #define LS_COLD_BLOCK_SLOTS 4
@@ -135,7 +136,7 @@ struct ls_flush {
     char *put_err; /* the store's message when put_st failed (NULL: none) */
     ls_status commit_st;
     char err[256];
-    uv_work_t work;
+    ls_work_t work; /* on ls->wal_pool */
 };
 
 struct ls_logstore {
@@ -160,6 +161,7 @@ struct ls_logstore {
     bool pressure;
     void (*pressure_cb)(void *arg, bool pressure);
     void *pressure_arg;
+    ls_workpool_t *wal_pool; /* PUTs and commits: threads of the WAL alone (base/workpool.h) */
     uv_timer_t seal_timer;
     bool seal_timer_armed;
     int64_t seal_timer_due;
@@ -196,7 +198,13 @@ struct ls_logstore {
 ls_logstate_t *ls_logstate_get(ls_logstore_t *ls, int64_t log_id, bool create);
 void ls_logstore_check_shutdown(ls_logstore_t *ls);
 /* wal_writer.c */
-void ls_wal_init(ls_logstore_t *ls);
+#define LS_WAL_MAX_THREADS 32 /* the WAL's own threads, at most */
+/* Opening: ls_wal_init starts the WAL's threads (LS_EIO with err set when
+ * they cannot start); ls_wal_start, once nothing else can fail, its seal
+ * timer; ls_wal_abandon undoes ls_wal_init when the store fails to open. */
+ls_status ls_wal_init(ls_logstore_t *ls, char *err, size_t errlen);
+void ls_wal_start(ls_logstore_t *ls);
+void ls_wal_abandon(ls_logstore_t *ls);
 void ls_wal_seal_now(ls_logstore_t *ls); /* used by shutdown */
 bool ls_wal_idle(const ls_logstore_t *ls);
 void ls_wal_check_invariants(const ls_logstore_t *ls); /* panics naming the broken one */

@@ -554,7 +554,7 @@ static void estimate(int64_t *est, int64_t sample_us)
 
 /* -------------------------------------------------------------------- seal */
 
-static void put_work(uv_work_t *w)
+static void put_work(ls_work_t *w)
 {
     ls_flush_t *f = w->data;
     ls_logstore_t *ls = f->ls;
@@ -578,10 +578,9 @@ static void put_work(uv_work_t *w)
         f->put_err = ls_strdup(ls_objstore_errbuf());
 }
 
-static void put_after(uv_work_t *w, int status)
+static void put_after(ls_work_t *w)
 {
     ls_flush_t *f = w->data;
-    if (status == UV_ECANCELED) f->put_st = LS_ESHUTDOWN;
     if (f->put_st != LS_OK)
         LS_WARN_RL("wal", "PUT of WAL object %s (%zu bytes, %u logs) failed: %s%s%s", f->key,
                    f->bytes, f->nsections, ls_status_str(f->put_st), f->put_err ? ": " : "",
@@ -633,7 +632,7 @@ static void seal(ls_logstore_t *ls)
     ls->inflight++;
     ls->last_seal_ms = ls_clock_mono_ms();
     f->work.data = f;
-    uv_queue_work(ls->loop, &f->work, put_work, put_after);
+    ls_workpool_submit(ls->wal_pool, &f->work, put_work, put_after);
     if (ls_check_invariants_enabled()) ls_wal_check_invariants(ls);
 }
 
@@ -941,7 +940,7 @@ static ls_status commit_group(ls_flush_t *f, ls_section_t *first, ls_section_t *
     return st;
 }
 
-static void commit_work(uv_work_t *w)
+static void commit_work(ls_work_t *w)
 {
     ls_flush_t *f = w->data;
     /* Split so each txn stays within the backend's op limit; a log's compare,
@@ -972,13 +971,13 @@ static void commit_work(uv_work_t *w)
     ls_crashpoint("wal.committed"); /* before any producer is acknowledged */
 }
 
-static void commit_after(uv_work_t *w, int status);
+static void commit_after(ls_work_t *w);
 
 /* commit_after, named for the loop-lag report (base/loop_lag.h) */
-static void commit_after_marked(uv_work_t *w, int status)
+static void commit_after_marked(ls_work_t *w)
 {
     ls_loop_work_begin("WAL commit completion");
-    commit_after(w, status);
+    commit_after(w);
     ls_loop_work_end();
 }
 
@@ -992,7 +991,7 @@ static void flush_metrics(const ls_flush_t *f, uint64_t batches)
     ls_metric_observe(ls_metrics_series0(&m_group), (double)batches);
 }
 
-static void commit_after(uv_work_t *w, int status)
+static void commit_after(ls_work_t *w)
 {
     ls_flush_t *f = w->data;
     ls_logstore_t *ls = f->ls;
@@ -1002,7 +1001,6 @@ static void commit_after(uv_work_t *w, int status)
     estimate(&ls->commit_est_us, ls_clock_mono_us() - ls->commit_started_us);
     for (ls_section_t *s = f->sections; s; s = s->next) {
         ls_logstate_t *lg = s->log;
-        if (status == UV_ECANCELED) s->st = LS_ESHUTDOWN;
         if (s->st != LS_OK) {
             any_failed = true;
             if (s->doomed) continue; /* never sent: its head is as it was */
@@ -1091,7 +1089,7 @@ static void start_commit(ls_logstore_t *ls, ls_flush_t *f)
         s->reload_head = lg->head_stale;
     }
     f->work.data = f;
-    uv_queue_work(ls->loop, &f->work, commit_work, commit_after_marked);
+    ls_workpool_submit(ls->wal_pool, &f->work, commit_work, commit_after_marked);
 }
 
 static void pump_commits(ls_logstore_t *ls)
@@ -1121,11 +1119,31 @@ static void pump_commits(ls_logstore_t *ls)
     ls_logstore_check_shutdown(ls);
 }
 
-void ls_wal_init(ls_logstore_t *ls)
+ls_status ls_wal_init(ls_logstore_t *ls, char *err, size_t errlen)
+{
+    /* A flush has one job at a time (its PUT, then its commit), so one
+     * thread per flush allowed in flight never queues a WAL job; the cap
+     * only matters for an unusually high wal.max.inflight.flushes. */
+    int threads = ls->cfg.max_inflight_flushes < LS_WAL_MAX_THREADS ? ls->cfg.max_inflight_flushes
+                                                                    : LS_WAL_MAX_THREADS;
+    ls_status st = ls_workpool_new(ls->loop, "ls-wal", threads, &ls->wal_pool, err, errlen);
+    if (st != LS_OK) return st;
+    ls->handles_open++;
+    return LS_OK;
+}
+
+void ls_wal_start(ls_logstore_t *ls)
 {
     uv_timer_init(ls->loop, &ls->seal_timer);
     ls->seal_timer.data = ls;
     ls->handles_open++;
+}
+
+void ls_wal_abandon(ls_logstore_t *ls)
+{
+    /* nothing was submitted; the pool frees itself once its handle closed */
+    ls_workpool_close(ls->wal_pool, NULL, NULL);
+    ls->wal_pool = NULL;
 }
 
 /* ------------------------------------------------------------ invariants */

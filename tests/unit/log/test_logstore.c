@@ -3,6 +3,7 @@
  * uncommitted objects (one collector per cluster, never before serving),
  * failed flushes (via a failing object-store twin), and pipelined flushes
  * (via a metadata twin whose commits the test holds and fails). */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1450,11 +1451,81 @@ TEST(split_commit_stops_when_the_reference_txn_fails)
     ls_meta_close(&g->base);
 }
 
+/* Holds one libuv worker thread until released. */
+static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+static int hold_released;
+static void hold_work(uv_work_t *w)
+{
+    pthread_mutex_lock(&hold_mu);
+    while (!hold_released)
+        pthread_cond_wait(&hold_cv, &hold_mu);
+    pthread_mutex_unlock(&hold_mu);
+}
+static void hold_after(uv_work_t *w, int status) {}
+static void tick(uv_timer_t *t) {}
+
+/* run_until bounded by wall time (a loop that could block forever fails
+ * instead of hanging the test): false when want was not reached. */
+static bool run_until_within(int *flag, int want, int64_t ms)
+{
+    uv_timer_t t;
+    uv_timer_init(&loop, &t);
+    uv_timer_start(&t, tick, 10, 10);
+    uint64_t end = uv_now(&loop) + (uint64_t)ms;
+    while (*flag < want && uv_now(&loop) < end)
+        uv_run(&loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&t, NULL);
+    uv_run(&loop, UV_RUN_NOWAIT);
+    return *flag >= want;
+}
+
+/* The WAL's PUTs and commits run on its own threads: appends are
+ * acknowledged while every thread of libuv's shared pool is taken (by reads,
+ * a compaction pass, ...) and jobs queue behind them. */
+TEST(wal_commits_while_libuv_pool_is_busy)
+{
+    ls_meta_t *meta = ls_meta_mem_open();
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = cfg();
+    char err[256];
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    CHECK(ls);
+    static uv_work_t holds[64];
+    hold_released = 0;
+    for (int i = 0; i < 64; i++)
+        uv_queue_work(&loop, &holds[i], hold_work, hold_after);
+    uint8_t buf[256];
+    ack_t acks[20] = {{0}};
+    for (int round = 0; round < 10; round++) {
+        for (int l = 0; l < 2; l++) {
+            size_t len = make_entry(buf, 2, 1000 + round, (uint8_t)round, 30);
+            ls_append_t a = app(300 + l, buf, len, 2, 1000 + round);
+            ls_logstore_append(ls, &a, on_ack, &acks[round * 2 + l]);
+        }
+        if (!run_until_within(&acks[round * 2 + 1].done, 1, 5000) ||
+            !run_until_within(&acks[round * 2].done, 1, 5000))
+            break;
+    }
+    int ok = 1;
+    for (int i = 0; i < 20; i++)
+        ok &= acks[i].done == 1 && acks[i].st == LS_OK && acks[i].offset == (i / 2) * 2;
+    pthread_mutex_lock(&hold_mu);
+    hold_released = 1;
+    pthread_cond_broadcast(&hold_cv);
+    pthread_mutex_unlock(&hold_mu);
+    CHECK(ok);
+    close_ls(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
 int main(void)
 {
     uv_loop_init(&loop);
     ls_check_invariants_enable(true);
     RUN(append_read_recover);
+    RUN(wal_commits_while_libuv_pool_is_busy);
     RUN(group_commit_shares_objects);
     RUN(idempotent_sequences);
     RUN(fence_rejects_appends);
