@@ -115,7 +115,7 @@ test: deps
 # thread, S3 connection pool, the compacted-object and data-file write
 # threads, read-ahead of ranged reads, reads of in-table ranges on the worker
 # pool, also after unfolding).
-TSAN_TESTS := test_logstore test_meta test_meta_follow test_compactor test_retention test_objstore test_s3 test_cluster test_registry test_co_read test_file_rewrite test_cold_source test_cold_table test_unfold
+TSAN_TESTS := test_workpool test_logstore test_meta test_meta_follow test_compactor test_retention test_objstore test_s3 test_cluster test_registry test_co_read test_file_rewrite test_cold_source test_cold_table test_unfold
 tsan:
 	@$(MAKE) --no-print-directory BUILD=build-tsan CFLAGS="-O1 -DLS_CHECK_INVARIANTS_DEFAULT=1" SAN_FLAGS=-fsanitize=thread \
 	    $(TSAN_TESTS:%=build-tsan/tests/%)
