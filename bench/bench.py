@@ -15,6 +15,8 @@ Scenarios (see bench/README.md):
                       from WAL objects), then read it all back from the beginning
   s3-latency          (scenario 5) produce-latency with the objstore fault wrapper
                       injecting an S3-like PUT latency; p99 as a multiple of the injected p99
+  s3-latency-reads    (5d) the same while a consumer catches up on another topic from
+                      the store (its GETs slowed too): does produce wait behind reads?
   consume-catchup-compacted  (4b) the same catch-up once everything is in compacted objects
   s3-radosgw          (5b) produce-latency with the S3 backend against a throwaway radosgw
   pg-latency          (5c) produce-latency with the metadata on a throwaway PostgreSQL
@@ -34,7 +36,9 @@ Scenarios (see bench/README.md):
 
 Needs: bench/setup.sh run once (Kafka jars in .cache/bench/kafka/libs, gnuplot, .venv).
 Runs under .venv's python (bench/run.sh): scenarios 6-8 import confluent-kafka,
-PyIceberg and DuckDB. BENCH_LAKESTREAM_BIN / BENCH_LSBENCH_BIN pick the binaries (default build/).
+PyIceberg and DuckDB. BENCH_LAKESTREAM_BIN / BENCH_LSBENCH_BIN pick the binaries (default build/);
+BENCH_LAKESTREAM_BASE_BIN adds a row "<target>-base" running that (older) binary beside
+the s3-latency scenarios' broker, interleaved in the same run.
 """
 import argparse
 import base64
@@ -59,6 +63,7 @@ import uuid
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DRIVER = os.environ.get("BENCH_LSBENCH_BIN") or os.path.join(ROOT, "build", "bench", "lsbench")
 LAKESTREAM = os.environ.get("BENCH_LAKESTREAM_BIN") or os.path.join(ROOT, "build", "lakestream")
+BASE_BIN = os.environ.get("BENCH_LAKESTREAM_BASE_BIN")
 LAKESTREAM_BUILT = LAKESTREAM  # the build output (LAKESTREAM becomes a private copy)
 
 
@@ -83,13 +88,13 @@ RESULTS = os.path.join(ROOT, "bench", "results")
 # Run order: latency first, then the scenarios that write the most.
 SCENARIOS = ["produce-latency", "e2e-latency", "produce-throughput", "txn-produce",
              "consume-catchup",
-             "s3-latency", "consume-catchup-compacted", "s3-radosgw", "pg-latency",
-             "materialization",
+             "s3-latency", "s3-latency-reads", "consume-catchup-compacted", "s3-radosgw",
+             "pg-latency", "materialization",
              "typed-materialization",
              "zero-etl", "table-freshness", "upsert-freshness", "upsert-bytes", "key-compaction"]
 # Scenarios on brokers of their own (a fresh broker with its own configuration per
 # repetition, see solo_plan()); the others share one start of each main target.
-SOLO = ["s3-latency", "consume-catchup-compacted", "s3-radosgw", "pg-latency", "materialization",
+SOLO = ["s3-latency", "s3-latency-reads", "consume-catchup-compacted", "s3-radosgw", "pg-latency", "materialization",
         "typed-materialization",
         "zero-etl", "table-freshness", "upsert-freshness", "upsert-bytes", "key-compaction"]
 # Scenarios that need features still being built elsewhere; they slot in here
@@ -141,6 +146,13 @@ METRICS = {
         "p99_ms": (("produce", "latency", "p99_ms"), "ms", False),
         "p999_ms": (("produce", "latency", "p999_ms"), "ms", False),
         "p99_over_store_p99": (("derived", "p99_over_store_p99"), "x", False),
+    },
+    "s3-latency-reads": {
+        "p50_ms": (("produce", "latency", "p50_ms"), "ms", False),
+        "p99_ms": (("produce", "latency", "p99_ms"), "ms", False),
+        "p999_ms": (("produce", "latency", "p999_ms"), "ms", False),
+        "p99_over_store_p99": (("derived", "p99_over_store_p99"), "x", False),
+        "reader_mb_s": (("reader", "mb_per_sec"), "MiB/s", True),
     },
     "consume-catchup-compacted": {
         "mb_per_sec": (("consume", "mb_per_sec"), "MiB/s", True),
@@ -247,8 +259,9 @@ class Broker:
     """One broker process this script started (and only this one is ever killed)."""
 
     def __init__(self, name, kind, extra=None, rest=False, env=None, registry=False, ssl=None,
-                 prepare=None, libs=None):
+                 prepare=None, libs=None, bin=None):
         self.name, self.kind, self.extra = name, kind, extra or {}
+        self.bin = bin  # lakestream: another binary than LAKESTREAM's
         self.libs = libs or KAFKA_LIBS  # kafka: the jars it runs
         self.prepare = prepare  # prepare(db): before each start, with the start's {db} name
         # make_pki(): also an SSL listener on ssl_port, and with its "scram" set a
@@ -305,7 +318,7 @@ class Broker:
                             "SCRAM-SHA-512", f"--data.dir={self.dir}/data"],
                            input=SCRAM_USER[1] + "\n", text=True, check=True,
                            capture_output=True, env=lakestream_env(self.env))
-        args = [LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
+        args = [self.bin or LAKESTREAM, "serve", f"--data.dir={self.dir}/data",
                 f"--listeners={listeners}", f"--http.listen={http}",
                 f"--schema.registry.listen={reg}"]
         if self.ssl:
@@ -530,6 +543,8 @@ def run_scenario(sc, broker, a, rep):
     if sc in ("produce-latency", "s3-latency"):
         return driver("produce", broker, topic,
                       base + ["--rate", str(a.rate), "--duration", str(a.duration)], 600)
+    if sc == "s3-latency-reads":
+        return latency_beside_reads(broker, topic, base, a)
     if sc == "e2e-latency":
         return driver("e2e", broker, topic,
                       base + ["--rate", str(a.rate), "--duration", str(a.duration)], 600)
@@ -1299,6 +1314,41 @@ def make_pki():
     return {"dir": d, "ca": os.path.join(d, "ca.pem"), "keystore": ks}
 
 
+def latency_beside_reads(broker, topic, base, a):
+    """5d: load --reads-fill-mib MiB of records into another topic, restart the
+    broker (cold read cache: the reader's fetches become store GETs), then measure
+    produce latency as in 5 while one consumer reads that topic from the start. The
+    reader is stopped when the measurement ends (it must still be reading then, or
+    the run is refused); its rate is the broker's bytes read from the store over the
+    measurement."""
+    fill = topic + "-fill"
+    count = a.reads_fill_mib * 2**20 // a.size
+    driver("produce", broker, fill,
+           common_args(a) + ["--create", "--count", str(count), "--duration", "0",
+                             "--warmup", "0"], 900)
+    broker.restart()
+    reader = subprocess.Popen([DRIVER, "consume", "--brokers", broker.bootstrap, "--topic", fill,
+                               "--timeout", "900"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(2)  # the reader is reading before the measurement starts
+        t0, read0 = time.time(), broker.mem_io()["read_mib"]
+        out = driver("produce", broker, topic,
+                     base + ["--rate", str(a.rate), "--duration", str(a.duration)], 600)
+        t1, read1 = time.time(), broker.mem_io()["read_mib"]
+    finally:
+        still = reader.poll() is None
+        reader.terminate()
+        reader.communicate(timeout=30)
+    if not still:
+        raise RuntimeError(f"the reader finished before the measurement did: raise "
+                           f"--reads-fill-mib above {a.reads_fill_mib}")
+    # the file store's GETs are the broker's read(2) bytes (SQLite's are few)
+    out["reader"] = {"mb_per_sec": round((read1 - read0) / (t1 - t0), 1),
+                     "fill_mib": a.reads_fill_mib}
+    return out
+
+
 def settle():
     t = time.time()
     os.sync()
@@ -1370,7 +1420,7 @@ def solo_plan(scenarios, a, rgw_env, pg_env=None):
     with_kafka = "kafka" in a.targets.split(",")
     groups = []
     for sc in scenarios:
-        if sc == "s3-latency":
+        if sc in ("s3-latency", "s3-latency-reads"):
             # Durable fs under the fault wrapper, latency on every store call (PUT,
             # GET, ...) — Kafka has no object store to slow down.
             url = ("faulty+file://{dir}/objects?latency_p50_ms=%g&latency_p99_ms=%g"
@@ -1380,7 +1430,11 @@ def solo_plan(scenarios, a, rgw_env, pg_env=None):
                 # the metadata commits slowed too (an etcd or PostgreSQL across a network)
                 conf["metadata.url"] = ("faulty+sqlite://{dir}/meta.db?latency_p50_ms=%g"
                                         "&latency_p99_ms=%g" % (a.meta_p50_ms, a.meta_p99_ms))
-            groups.append([(Broker("lakestream-s3lat", "lakestream", conf), [sc], True)])
+            g = [(Broker("lakestream-s3lat", "lakestream", conf), [sc], True)]
+            if BASE_BIN:  # the same broker from an older build, interleaved
+                g.append((Broker("lakestream-s3lat-base", "lakestream", conf, bin=BASE_BIN),
+                          [sc], True))
+            groups.append(g)
         elif sc == "s3-radosgw":
             loc, _, query = rgw_env["LS_TEST_S3_URL"].partition("?")
             url = loc.rstrip("/") + "/{name}?" + query  # a fresh prefix per start
@@ -1477,6 +1531,8 @@ def main():
                     help="s3-latency: also inject this median latency into the metadata "
                          "store's calls (0: none)")
     ap.add_argument("--meta-p99-ms", type=float, default=0)
+    ap.add_argument("--reads-fill-mib", type=int, default=4096,
+                    help="s3-latency-reads: MiB loaded for the reader to catch up on")
     ap.add_argument("--table-count", type=int, default=int(os.environ.get("BENCH_TABLE_COUNT", 300000)),
                     help="materialization: records loaded, then materialized")
     ap.add_argument("--typed-count", type=int, default=int(os.environ.get("BENCH_TYPED_COUNT", 300000)),
@@ -1555,9 +1611,10 @@ def main():
     if "kafka-4.4" in wanted and not os.path.isdir(KAFKA44_LIBS):
         sys.exit("Kafka 4.4 jars missing: run tools/install-deps.sh test once")
     have_faulty = os.path.exists(os.path.join(ROOT, "src", "objstore", "objstore_faulty.c"))
-    if "s3-latency" in scenarios and not have_faulty:
-        log("s3-latency skipped: objstore fault wrapper not in this tree")
-        scenarios.remove("s3-latency")
+    for sc in ("s3-latency", "s3-latency-reads"):
+        if sc in scenarios and not have_faulty:
+            log(f"{sc} skipped: objstore fault wrapper not in this tree")
+            scenarios.remove(sc)
 
     targets = {}
     for t in a.targets.split(","):
@@ -1705,7 +1762,7 @@ def summarize(sc, runs_by_target, a):
                 continue
             med[m] = statistics.median(vals)
             spread[m] = [min(vals), max(vals)]
-        if sc == "s3-latency":
+        if sc in ("s3-latency", "s3-latency-reads"):
             med["p99_over_store_p99"] = med["p99_ms"] / a.s3_p99_ms
         # Keep one histogram (the median run's by p99 or the first figure) for plots.
         key = "p99_ms" if "p99_ms" in med else next(iter(med))
@@ -1801,7 +1858,8 @@ def markdown(summary, facts, cmdline, a, stamp, loads, failures):
             L += [f"From the table's Parquet rows / from compacted objects: **{tb / co:.2f}×**.",
                   ""]
         L.append(f"![{sc}]({stamp}-{sc}.png)")
-        if sc in ("produce-latency", "e2e-latency", "s3-latency", "s3-radosgw", "pg-latency"):
+        if sc in ("produce-latency", "e2e-latency", "s3-latency", "s3-latency-reads",
+                  "s3-radosgw", "pg-latency"):
             L.append(f"![{sc} percentiles]({stamp}-{sc}-cdf.png)")
         L.append("")
     L += ["⚠ = the repetitions of that figure disagree by more than 25% of the median "
@@ -1835,6 +1893,12 @@ def scenario_note(sc, a):
                          f"{a.meta_p99_ms:g} ms)" if a.meta_p50_ms > 0 else "")
                       + "; ratio column vs Kafka at the same "
                       "rate; p99_over_store_p99 = produce p99 / injected PUT p99.",
+        "s3-latency-reads": f"scenario 5 (the same injected latencies) while one consumer (lsbench "
+                            f"consume) catches up on another topic of {a.reads_fill_mib} MiB "
+                            "loaded before and read from the store after a restart (cold cache); "
+                            "reader_mb_s = the broker's bytes read from the store per second "
+                            "during the measurement; a -base row is the same broker built from "
+                            "BENCH_LAKESTREAM_BASE_BIN, interleaved.",
         "consume-catchup-compacted": f"Load {a.catchup_count:,} records into a broker with a zero "
                                      "hot window (compaction.min.age.ms=0, interval 200 ms, "
                                      "wal.gc.grace.ms=0), wait until no WAL object is left "
@@ -1994,7 +2058,8 @@ plot for [i=2:{len(ms) + 1}] '{dat}' using i:xtic(1) title columnheader(i)
         os.unlink(dat)
     # Latency CDFs (median run of each target) for the latency scenarios.
     for sc, part in (("produce-latency", "produce"), ("e2e-latency", "e2e"),
-                     ("s3-latency", "produce"), ("s3-radosgw", "produce"),
+                     ("s3-latency", "produce"), ("s3-latency-reads", "produce"),
+                     ("s3-radosgw", "produce"),
                      ("pg-latency", "produce")):
         if sc not in summary:
             continue
