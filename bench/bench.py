@@ -37,8 +37,9 @@ Scenarios (see bench/README.md):
 Needs: bench/setup.sh run once (Kafka jars in .cache/bench/kafka/libs, gnuplot, .venv).
 Runs under .venv's python (bench/run.sh): scenarios 6-8 import confluent-kafka,
 PyIceberg and DuckDB. BENCH_LAKESTREAM_BIN / BENCH_LSBENCH_BIN pick the binaries (default build/);
-BENCH_LAKESTREAM_BASE_BIN adds a row "<target>-base" running that (older) binary beside
-the s3-latency scenarios' broker, interleaved in the same run.
+BENCH_LAKESTREAM_BASE_BIN names an older build: the target lakestream-base runs it (as
+lakestream), and the s3-latency scenarios add a "-base" row beside their broker,
+interleaved in the same run.
 """
 import argparse
 import base64
@@ -1508,7 +1509,7 @@ def main():
     ap.add_argument("--targets", default="kafka,lakestream,lakestream-relaxed",
                     help="kafka (the pinned peer, bench/kafka/pom.xml), kafka-4.4 (.cache/java/tools), "
                          "lakestream (durable default), lakestream-relaxed "
-                         "(object.store.fsync=false)")
+                         "(object.store.fsync=false), lakestream-base (BENCH_LAKESTREAM_BASE_BIN, durable)")
     ap.add_argument("-n", "--repeat", type=int, default=int(os.environ.get("BENCH_N", 3)))
     ap.add_argument("--duration", type=float, default=float(os.environ.get("BENCH_DURATION", 10)))
     ap.add_argument("--warmup", type=float, default=2)
@@ -1626,6 +1627,10 @@ def main():
             targets[t] = Broker(t, "lakestream", {"object.store.fsync": "true"})
         elif t == "lakestream-relaxed":
             targets[t] = Broker(t, "lakestream", {"object.store.fsync": "false"})
+        elif t == "lakestream-base":
+            if not BASE_BIN:
+                sys.exit("target lakestream-base needs BENCH_LAKESTREAM_BASE_BIN")
+            targets[t] = Broker(t, "lakestream", {"object.store.fsync": "true"}, bin=BASE_BIN)
         else:
             sys.exit(f"unknown target {t}")
     rgw_dir, rgw_env = None, {}

@@ -444,17 +444,25 @@ static int compact_log(ls_compactor_t *c, int64_t log_id, const ls_table_plan_st
     if (scan_uncompacted(c, log_id, (size_t)c->cfg.max_entries + 64, &l) != LS_OK) return 0;
     int64_t now = ls_clock_wall_ms();
     c->cur_lag_ms = 0; /* how long the oldest WAL entry has been due */
+    /* the last page, not started past pending ranges: does the index hold
+     * any WAL entry at all? (retention may have emptied it) */
+    bool no_wal = !l.more && c->pend_log != log_id;
     for (size_t i = 0; i < l.n; i++) {
         ls_idx_entry_t e;
-        if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK) break;
+        if (ls_idx_decode(l.v[i].val, l.v[i].vlen, &e) != LS_OK) {
+            no_wal = false;
+            break;
+        }
         bool wal = e.kind == LS_IDX_WAL;
         int64_t t = wal ? ls_wal_key_time(e.object) : -1;
         ls_idx_clear(&e);
         if (wal) {
             if (t >= 0 && now - t > hot) c->cur_lag_ms = now - t - hot;
+            no_wal = false;
             break;
         }
     }
+    c->cur_no_wal = no_wal;
     ls_idx_entry_t *sel = LS_NEWN(ls_idx_entry_t, (size_t)c->cfg.max_entries);
     size_t *sel_kv = LS_NEWN(size_t, (size_t)c->cfg.max_entries);
     int n = 0;
@@ -745,10 +753,17 @@ void ls_compactor_compact_rounds(ls_compactor_t *c, int64_t id, const ls_table_p
     if (next_offset >= 0 && cursor_get(c, id) >= next_offset) return;
     /* each round is whole (its swap commits or changes nothing), so a stop
      * asked for meanwhile ends the backlog here, not 64 rounds later */
+    c->cur_no_wal = false;
     for (int rounds = 0;
          rounds < 64 && !__atomic_load_n(&c->stopping, __ATOMIC_RELAXED) && compact_log(c, id, ts);
          rounds++)
         ;
+    /* An index without WAL entries (retention trimmed them, or only
+     * compacted ones are left below a cursor that lags): everything below
+     * the head read before the scan is compacted or gone, and later appends
+     * take offsets at or above it, so the cursor may move to the head and
+     * the next passes skip the log without a scan. */
+    if (next_offset >= 0 && c->cur_no_wal) cursor_set(c, id, next_offset);
     if (c->cur_lag_ms > c->pass_backlog_ms) c->pass_backlog_ms = c->cur_lag_ms;
     bool table = ts && ts->table;
     int64_t period = c->cfg.interval_ms > 0 ? c->cfg.interval_ms : 1000;

@@ -126,6 +126,7 @@ struct ls_compactor {
                                 * idle maintenance (idle_maintain) */
     ls_i64map_t rewrite_waits; /* worker only: stream_no -> int64_t * commits since its check */
     int64_t cur_lag_ms;        /* worker: lag seen by the last compact_log scan */
+    bool cur_no_wal;           /* worker: that scan saw the whole index and no WAL entry */
     ls_i64map_t lags_next;     /* worker: stream_no -> int64_t * table lag, this pass */
     ls_i64map_t lags;          /* loop: the same, of the last finished pass */
     ls_i64map_t vers_next;     /* worker: stream_no -> char * table (version) begun, this pass */

@@ -7,6 +7,7 @@
 #include "base/alloc.h"
 #include "compact/compactor.h"
 #include "log/log_meta.h"
+#include "log/log_trim.h"
 #include "log/logstore.h"
 #include "log_fixture.h"
 #include "objstore/objstore_faulty.h"
@@ -477,6 +478,93 @@ TEST(idle_logs_cost_no_scans)
     ls_meta_close(meta);
 }
 
+typedef struct {
+    int done;
+    ls_status st;
+} trimmed_t;
+
+static void on_trimmed(void *arg, ls_status st, int64_t log_start)
+{
+    trimmed_t *t = arg;
+    t->st = st;
+    t->done = 1;
+}
+
+/* Logs whose index retention (or DeleteRecords) emptied before they were
+ * compacted: the first pass finds no WAL entry and moves the cursor to the
+ * head, so later passes skip them without a scan. */
+TEST(emptied_logs_cost_no_scans)
+{
+    enum { LOGS = 20, IDLE_PASSES = 10 };
+    char err[256];
+    ls_meta_t *meta = ls_meta_open("faulty+mem://?ops=scan", err, sizeof err);
+    CHECK(meta != NULL);
+    if (!meta) return;
+    ls_objstore_t *os = ls_objstore_mem_open();
+    ls_logstore_config_t c = lcfg();
+    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
+    uint8_t buf[128];
+    for (int l = 0; l < LOGS; l++) {
+        for (int i = 0; i < 3; i++) {
+            ack_t a = {0};
+            size_t len = make_entry(buf, 2, (uint8_t)l, 1000 + l);
+            ls_append_t ap = {.log_id = 300 + l,
+                              .data = buf,
+                              .len = len,
+                              .offset_count = 2,
+                              .max_timestamp = 1000 + l,
+                              .producer = {.producer_id = -1}};
+            ls_logstore_append(ls, &ap, on_ack, &a);
+            run_until(&a.done);
+            CHECK_EQ_INT(a.st, LS_OK);
+        }
+        trimmed_t t = {0};
+        ls_logstore_trim(ls, 300 + l, LS_TRIM_TO_HIGH_WATERMARK, false, on_trimmed, &t);
+        run_until(&t.done);
+        CHECK_EQ_INT(t.st, LS_OK);
+    }
+    ls_compactor_config_t cc = {.enabled = true,
+                                .interval_ms = 3600000,
+                                .min_age_ms = 0,
+                                .max_entries = 4,
+                                .max_bytes = 1 << 20};
+    ls_compactor_t *comp = ls_compactor_start(&loop, ls, meta, os, &cc);
+    one_pass(comp);
+    one_pass(comp);
+    ls_fault_stats_t f0, f1;
+    ls_meta_faulty_stats(meta, &f0);
+    for (int i = 0; i < IDLE_PASSES; i++)
+        one_pass(comp);
+    ls_meta_faulty_stats(meta, &f1);
+    uint64_t per_pass = (f1.calls - f0.calls) / IDLE_PASSES;
+    printf("# %d emptied logs: %llu metadata scans per pass\n", LOGS, (unsigned long long)per_pass);
+    CHECK(per_pass < LOGS / 2); /* was one per log */
+    /* new appends to an emptied log are still compacted */
+    ack_t a = {0};
+    size_t len = make_entry(buf, 1, 99, 2000);
+    ls_append_t ap = {.log_id = 305,
+                      .data = buf,
+                      .len = len,
+                      .offset_count = 1,
+                      .max_timestamp = 2000,
+                      .producer = {.producer_id = -1}};
+    ls_logstore_append(ls, &ap, on_ack, &a);
+    run_until(&a.done);
+    CHECK_EQ_INT(a.off, 6);
+    ls_compactor_stats_t st0, st1;
+    ls_compactor_stats(comp, &st0);
+    one_pass(comp);
+    ls_compactor_stats(comp, &st1);
+    CHECK_EQ_INT(st1.entries_replaced - st0.entries_replaced, 1);
+    int stopped = 0;
+    ls_compactor_stop(comp, flag_cb, &stopped);
+    run_until(&stopped);
+    ls_compactor_free(comp);
+    close_store(ls);
+    ls_objstore_close(os);
+    ls_meta_close(meta);
+}
+
 int main(void)
 {
     uv_loop_init(&loop);
@@ -485,6 +573,7 @@ int main(void)
     RUN(hot_window_is_left_alone);
     RUN(thousands_of_passes_keep_compacting);
     RUN(idle_logs_cost_no_scans);
+    RUN(emptied_logs_cost_no_scans);
     uv_loop_close(&loop);
     UNIT_DONE();
 }
