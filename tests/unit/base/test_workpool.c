@@ -7,6 +7,7 @@
 
 #include "base/workpool.h"
 #include "unit.h"
+#include "uv_hold.h"
 
 typedef struct job {
     ls_work_t w;
@@ -68,28 +69,13 @@ TEST(every_job_runs_once_and_completes_on_the_loop)
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
 }
 
-/* Holds a libuv worker thread until released. */
-static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
-static int released;
-static void hold_work(uv_work_t *w)
-{
-    pthread_mutex_lock(&hold_mu);
-    while (!released)
-        pthread_cond_wait(&hold_cv, &hold_mu);
-    pthread_mutex_unlock(&hold_mu);
-}
-static void hold_after(uv_work_t *w, int status) {}
-
 TEST(jobs_run_while_libuvs_pool_is_held)
 {
     uv_loop_t loop;
     uv_loop_init(&loop);
     /* every thread of libuv's pool (4, or UV_THREADPOOL_SIZE) and more */
     static uv_work_t holds[256];
-    released = 0;
-    for (int i = 0; i < 256; i++)
-        uv_queue_work(&loop, &holds[i], hold_work, hold_after);
+    uv_hold_pool(&loop, holds, 256);
     ls_workpool_t *p = NULL;
     char err[128] = "";
     CHECK_EQ_INT(ls_workpool_new(&loop, "ls-test-pool", 1, &p, err, sizeof err), LS_OK);
@@ -103,10 +89,7 @@ TEST(jobs_run_while_libuvs_pool_is_held)
     CHECK_EQ_INT(afters, 1); /* done although no libuv worker was free */
     int closed = 0;
     ls_workpool_close(p, on_closed, &closed);
-    pthread_mutex_lock(&hold_mu);
-    released = 1;
-    pthread_cond_broadcast(&hold_cv);
-    pthread_mutex_unlock(&hold_mu);
+    uv_hold_release();
     CHECK_EQ_INT(uv_run(&loop, UV_RUN_DEFAULT), 0);
     CHECK_EQ_INT(closed, 1);
     CHECK_EQ_INT(uv_loop_close(&loop), 0);

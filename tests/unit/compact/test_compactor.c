@@ -403,6 +403,79 @@ TEST(thousands_of_passes_keep_compacting)
     ls_meta_close(meta);
 }
 
+/* The scan-count tests: stores whose metadata scans are counted
+ * (faulty+mem, ops=scan) and a log storage over them. */
+typedef struct {
+    ls_meta_t *meta;
+    ls_objstore_t *os;
+    ls_logstore_t *ls;
+} scan_rig_t;
+
+static bool scan_rig_open(scan_rig_t *r)
+{
+    char err[256];
+    r->meta = ls_meta_open("faulty+mem://?ops=scan", err, sizeof err);
+    if (!r->meta) return false;
+    r->os = ls_objstore_mem_open();
+    ls_logstore_config_t c = lcfg();
+    r->ls = ls_logstore_open(&loop, r->meta, r->os, &c, err, sizeof err);
+    return r->ls != NULL;
+}
+
+/* A long interval: the periodic looks for replaced objects fall in the
+ * first pass only (kicks run passes whatever the interval). */
+static ls_compactor_t *scan_rig_compactor(scan_rig_t *r, bool enabled)
+{
+    ls_compactor_config_t cc = {.enabled = enabled,
+                                .interval_ms = 3600000,
+                                .min_age_ms = 0,
+                                .max_entries = 4,
+                                .max_bytes = 1 << 20};
+    return ls_compactor_start(&loop, r->ls, r->meta, r->os, &cc);
+}
+
+static void scan_rig_close(scan_rig_t *r, ls_compactor_t *comp)
+{
+    int stopped = 0;
+    ls_compactor_stop(comp, flag_cb, &stopped);
+    run_until(&stopped);
+    ls_compactor_free(comp);
+    close_store(r->ls);
+    ls_objstore_close(r->os);
+    ls_meta_close(r->meta);
+}
+
+/* Appends one batch of `records` to log and waits for it: its status, and
+ * its base offset in *off. */
+static ls_status append_wait(ls_logstore_t *ls, int64_t log, int records, uint8_t fill, int64_t ts,
+                             int64_t *off)
+{
+    uint8_t buf[128];
+    ack_t a = {0};
+    size_t len = make_entry(buf, records, fill, ts);
+    ls_append_t ap = {.log_id = log,
+                      .data = buf,
+                      .len = len,
+                      .offset_count = records,
+                      .max_timestamp = ts,
+                      .producer = {.producer_id = -1}};
+    ls_logstore_append(ls, &ap, on_ack, &a);
+    run_until(&a.done);
+    if (off) *off = a.off;
+    return a.st;
+}
+
+/* Metadata scans per pass over `passes` passes. */
+static uint64_t scans_per_pass(ls_meta_t *meta, ls_compactor_t *comp, int passes)
+{
+    ls_fault_stats_t f0, f1;
+    ls_meta_faulty_stats(meta, &f0);
+    for (int i = 0; i < passes; i++)
+        one_pass(comp);
+    ls_meta_faulty_stats(meta, &f1);
+    return (f1.calls - f0.calls) / (uint64_t)passes;
+}
+
 /* Regression (issue 32, scale): an idle log cost every full pass two
  * metadata scans (its index from the cursor, its replaced-object markers),
  * so a cluster over etcd with thousands of partitions holding data spent
@@ -413,69 +486,25 @@ TEST(thousands_of_passes_keep_compacting)
 TEST(idle_logs_cost_no_scans)
 {
     enum { LOGS = 20, IDLE_PASSES = 10 };
-    char err[256];
-    ls_meta_t *meta = ls_meta_open("faulty+mem://?ops=scan", err, sizeof err);
-    CHECK(meta != NULL);
-    if (!meta) return;
-    ls_objstore_t *os = ls_objstore_mem_open();
-    ls_logstore_config_t c = lcfg();
-    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
-    uint8_t buf[128];
-    for (int l = 0; l < LOGS; l++) {
-        ack_t a = {0};
-        size_t len = make_entry(buf, 1, (uint8_t)l, 1000 + l);
-        ls_append_t ap = {.log_id = 200 + l,
-                          .data = buf,
-                          .len = len,
-                          .offset_count = 1,
-                          .max_timestamp = 1000 + l,
-                          .producer = {.producer_id = -1}};
-        ls_logstore_append(ls, &ap, on_ack, &a);
-        run_until(&a.done);
-        CHECK_EQ_INT(a.st, LS_OK);
-    }
-    /* a long interval: the periodic looks for replaced objects fall in the
-     * first pass only (kicks run passes whatever the interval) */
-    ls_compactor_config_t cc = {.enabled = false,
-                                .interval_ms = 3600000,
-                                .min_age_ms = 0,
-                                .max_entries = 4,
-                                .max_bytes = 1 << 20};
-    ls_compactor_t *comp = ls_compactor_start(&loop, ls, meta, os, &cc);
+    scan_rig_t r;
+    CHECK(scan_rig_open(&r));
+    for (int l = 0; l < LOGS; l++)
+        CHECK_EQ_INT(append_wait(r.ls, 200 + l, 1, (uint8_t)l, 1000 + l, NULL), LS_OK);
+    ls_compactor_t *comp = scan_rig_compactor(&r, false);
     one_pass(comp);
     one_pass(comp); /* the cursors reach the heads */
     ls_compactor_stats_t st;
     ls_compactor_stats(comp, &st);
     CHECK_EQ_INT(st.entries_replaced, LOGS);
-    ls_fault_stats_t f0, f1;
-    ls_meta_faulty_stats(meta, &f0);
-    for (int i = 0; i < IDLE_PASSES; i++)
-        one_pass(comp);
-    ls_meta_faulty_stats(meta, &f1);
-    uint64_t per_pass = (f1.calls - f0.calls) / IDLE_PASSES;
+    uint64_t per_pass = scans_per_pass(r.meta, comp, IDLE_PASSES);
     printf("# %d idle logs: %llu metadata scans per pass\n", LOGS, (unsigned long long)per_pass);
     CHECK(per_pass < LOGS / 2); /* was 2 per log */
     /* new work behind the cursor is still found */
-    ack_t a = {0};
-    size_t len = make_entry(buf, 1, 99, 2000);
-    ls_append_t ap = {.log_id = 207,
-                      .data = buf,
-                      .len = len,
-                      .offset_count = 1,
-                      .max_timestamp = 2000,
-                      .producer = {.producer_id = -1}};
-    ls_logstore_append(ls, &ap, on_ack, &a);
-    run_until(&a.done);
+    CHECK_EQ_INT(append_wait(r.ls, 207, 1, 99, 2000, NULL), LS_OK);
     one_pass(comp);
     ls_compactor_stats(comp, &st);
     CHECK_EQ_INT(st.entries_replaced, LOGS + 1);
-    int stopped = 0;
-    ls_compactor_stop(comp, flag_cb, &stopped);
-    run_until(&stopped);
-    ls_compactor_free(comp);
-    close_store(ls);
-    ls_objstore_close(os);
-    ls_meta_close(meta);
+    scan_rig_close(&r, comp);
 }
 
 typedef struct {
@@ -496,73 +525,32 @@ static void on_trimmed(void *arg, ls_status st, int64_t log_start)
 TEST(emptied_logs_cost_no_scans)
 {
     enum { LOGS = 20, IDLE_PASSES = 10 };
-    char err[256];
-    ls_meta_t *meta = ls_meta_open("faulty+mem://?ops=scan", err, sizeof err);
-    CHECK(meta != NULL);
-    if (!meta) return;
-    ls_objstore_t *os = ls_objstore_mem_open();
-    ls_logstore_config_t c = lcfg();
-    ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
-    uint8_t buf[128];
+    scan_rig_t r;
+    CHECK(scan_rig_open(&r));
     for (int l = 0; l < LOGS; l++) {
-        for (int i = 0; i < 3; i++) {
-            ack_t a = {0};
-            size_t len = make_entry(buf, 2, (uint8_t)l, 1000 + l);
-            ls_append_t ap = {.log_id = 300 + l,
-                              .data = buf,
-                              .len = len,
-                              .offset_count = 2,
-                              .max_timestamp = 1000 + l,
-                              .producer = {.producer_id = -1}};
-            ls_logstore_append(ls, &ap, on_ack, &a);
-            run_until(&a.done);
-            CHECK_EQ_INT(a.st, LS_OK);
-        }
+        for (int i = 0; i < 3; i++)
+            CHECK_EQ_INT(append_wait(r.ls, 300 + l, 2, (uint8_t)l, 1000 + l, NULL), LS_OK);
         trimmed_t t = {0};
-        ls_logstore_trim(ls, 300 + l, LS_TRIM_TO_HIGH_WATERMARK, false, on_trimmed, &t);
+        ls_logstore_trim(r.ls, 300 + l, LS_TRIM_TO_HIGH_WATERMARK, false, on_trimmed, &t);
         run_until(&t.done);
         CHECK_EQ_INT(t.st, LS_OK);
     }
-    ls_compactor_config_t cc = {.enabled = true,
-                                .interval_ms = 3600000,
-                                .min_age_ms = 0,
-                                .max_entries = 4,
-                                .max_bytes = 1 << 20};
-    ls_compactor_t *comp = ls_compactor_start(&loop, ls, meta, os, &cc);
+    ls_compactor_t *comp = scan_rig_compactor(&r, true);
     one_pass(comp);
     one_pass(comp);
-    ls_fault_stats_t f0, f1;
-    ls_meta_faulty_stats(meta, &f0);
-    for (int i = 0; i < IDLE_PASSES; i++)
-        one_pass(comp);
-    ls_meta_faulty_stats(meta, &f1);
-    uint64_t per_pass = (f1.calls - f0.calls) / IDLE_PASSES;
+    uint64_t per_pass = scans_per_pass(r.meta, comp, IDLE_PASSES);
     printf("# %d emptied logs: %llu metadata scans per pass\n", LOGS, (unsigned long long)per_pass);
     CHECK(per_pass < LOGS / 2); /* was one per log */
     /* new appends to an emptied log are still compacted */
-    ack_t a = {0};
-    size_t len = make_entry(buf, 1, 99, 2000);
-    ls_append_t ap = {.log_id = 305,
-                      .data = buf,
-                      .len = len,
-                      .offset_count = 1,
-                      .max_timestamp = 2000,
-                      .producer = {.producer_id = -1}};
-    ls_logstore_append(ls, &ap, on_ack, &a);
-    run_until(&a.done);
-    CHECK_EQ_INT(a.off, 6);
+    int64_t off = -1;
+    CHECK_EQ_INT(append_wait(r.ls, 305, 1, 99, 2000, &off), LS_OK);
+    CHECK_EQ_INT(off, 6);
     ls_compactor_stats_t st0, st1;
     ls_compactor_stats(comp, &st0);
     one_pass(comp);
     ls_compactor_stats(comp, &st1);
     CHECK_EQ_INT(st1.entries_replaced - st0.entries_replaced, 1);
-    int stopped = 0;
-    ls_compactor_stop(comp, flag_cb, &stopped);
-    run_until(&stopped);
-    ls_compactor_free(comp);
-    close_store(ls);
-    ls_objstore_close(os);
-    ls_meta_close(meta);
+    scan_rig_close(&r, comp);
 }
 
 int main(void)

@@ -3,7 +3,6 @@
  * uncommitted objects (one collector per cluster, never before serving),
  * failed flushes (via a failing object-store twin), and pipelined flushes
  * (via a metadata twin whose commits the test holds and fails). */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "meta/meta_faulty.h"
 #include "objstore/objstore_faulty.h"
 #include "unit.h"
+#include "uv_hold.h"
 
 static uv_loop_t loop;
 
@@ -1451,18 +1451,6 @@ TEST(split_commit_stops_when_the_reference_txn_fails)
     ls_meta_close(&g->base);
 }
 
-/* Holds one libuv worker thread until released. */
-static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
-static int hold_released;
-static void hold_work(uv_work_t *w)
-{
-    pthread_mutex_lock(&hold_mu);
-    while (!hold_released)
-        pthread_cond_wait(&hold_cv, &hold_mu);
-    pthread_mutex_unlock(&hold_mu);
-}
-static void hold_after(uv_work_t *w, int status) {}
 static void tick(uv_timer_t *t) {}
 
 /* run_until bounded by wall time (a loop that could block forever fails
@@ -1492,9 +1480,7 @@ TEST(wal_commits_while_libuv_pool_is_busy)
     ls_logstore_t *ls = ls_logstore_open(&loop, meta, os, &c, err, sizeof err);
     CHECK(ls);
     static uv_work_t holds[64];
-    hold_released = 0;
-    for (int i = 0; i < 64; i++)
-        uv_queue_work(&loop, &holds[i], hold_work, hold_after);
+    uv_hold_pool(&loop, holds, 64);
     uint8_t buf[256];
     ack_t acks[20] = {{0}};
     for (int round = 0; round < 10; round++) {
@@ -1510,10 +1496,7 @@ TEST(wal_commits_while_libuv_pool_is_busy)
     int ok = 1;
     for (int i = 0; i < 20; i++)
         ok &= acks[i].done == 1 && acks[i].st == LS_OK && acks[i].offset == (i / 2) * 2;
-    pthread_mutex_lock(&hold_mu);
-    hold_released = 1;
-    pthread_cond_broadcast(&hold_cv);
-    pthread_mutex_unlock(&hold_mu);
+    uv_hold_release();
     CHECK(ok);
     close_ls(ls);
     ls_objstore_close(os);
