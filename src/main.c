@@ -158,6 +158,11 @@ static int serve(int argc, char **argv)
         chmod(cfg.data_dir, 0700) == 0)
         LS_INFO("broker", "data.dir %s was readable by other users: now mode 0700", cfg.data_dir);
     signal(SIGPIPE, SIG_IGN);
+    /* num.io.threads sizes libuv's worker pool, which reads this once, at its
+     * first job (none has run yet) */
+    char io_threads[24];
+    snprintf(io_threads, sizeof io_threads, "%lld", (long long)cfg.num_io_threads);
+    setenv("UV_THREADPOOL_SIZE", io_threads, 1);
     uv_loop_t *loop = uv_default_loop();
     /* The listener accepts before open returns (cluster registration comes
      * after it): hold SIGTERM/SIGINT until their handlers are in place, so

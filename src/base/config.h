@@ -126,6 +126,8 @@ typedef struct ls_config {
                                           ls_config_finish picks the store's: 0 for file://,
                                           LS_WAL_FLUSH_MIN_INTERVAL_S3_MS for s3:// */
     int64_t wal_max_inflight_flushes;  /* wal.max.inflight.flushes, default 4 */
+    int64_t num_io_threads;            /* num.io.threads: threads of the store calls other than the
+                                          WAL's (libuv's pool, UV_THREADPOOL_SIZE), default 16 */
     int64_t
         wal_buffer_max_bytes; /* wal.buffer.max.bytes: produce backpressure bound, default 64 MiB */
     int64_t wal_gc_grace_ms;  /* wal.gc.grace.ms: age before an uncommitted WAL object is garbage,

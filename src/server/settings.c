@@ -436,6 +436,16 @@ static const cfg_key_t keys[] = {
      .min = 1,
      .max = 1024,
      .help = "WAL objects being uploaded at once; commits stay in order per log."},
+    {.name = "num.io.threads",
+     .type = CT_INT,
+     FIELD(num_io_threads),
+     .def = "16",
+     .min = 1,
+     .max = 1024,
+     .help = "Threads that run the broker's store calls other than the WAL's (which has "
+             "wal.max.inflight.flushes of its own): fetch reads and their read-ahead, index "
+             "loads, the compaction pass, coordinator writes. More overlap slow object-store "
+             "reads; read at start (libuv's pool)."},
     {.name = "wal.buffer.max.bytes",
      .type = CT_SIZE,
      FIELD(wal_buffer_max_bytes),

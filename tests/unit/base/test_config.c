@@ -52,6 +52,7 @@ TEST(defaults)
     CHECK_EQ_INT(c.wal_flush_linger_ms, 250);
     CHECK_EQ_INT(c.wal_flush_min_interval_ms, -1); /* by store: resolved in finish */
     CHECK_EQ_INT(c.wal_max_inflight_flushes, 4);
+    CHECK_EQ_INT(c.num_io_threads, 16);
     CHECK_EQ_INT(c.wal_buffer_max_bytes, 64 << 20);
     CHECK_EQ_INT(c.wal_gc_grace_ms, 60000);
     CHECK_EQ_INT(c.read_cache_max_bytes, 256 << 20);
