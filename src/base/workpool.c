@@ -15,7 +15,7 @@ struct ls_workpool {
     uv_async_t done_async;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    ls_work_t *todo_head, *todo_tail; /* under mu: waiting for a thread */
+    ls_work_t *wait_head, *wait_tail; /* under mu: waiting for a thread */
     ls_work_t *done_head, *done_tail; /* under mu: worked, after not yet run */
     bool stopping;                    /* under mu */
     int pending;                      /* loop thread: submitted, after not yet run */
@@ -40,12 +40,12 @@ static void *pool_main(void *arg)
     ls_workpool_t *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->todo_head && !p->stopping)
+        while (!p->wait_head && !p->stopping)
             pthread_cond_wait(&p->cv, &p->mu);
-        if (!p->todo_head) break; /* stopping with nothing left */
-        ls_work_t *w = p->todo_head;
-        p->todo_head = w->next;
-        if (!p->todo_head) p->todo_tail = NULL;
+        if (!p->wait_head) break; /* stopping with nothing left */
+        ls_work_t *w = p->wait_head;
+        p->wait_head = w->next;
+        if (!p->wait_head) p->wait_tail = NULL;
         pthread_mutex_unlock(&p->mu);
         w->work(w);
         pthread_mutex_lock(&p->mu);
@@ -138,7 +138,7 @@ void ls_workpool_submit(ls_workpool_t *p, ls_work_t *w, void (*work)(ls_work_t *
     LS_CHECKF(!p->stopping, "worker pool: a job submitted after close");
     p->pending++;
     pthread_mutex_lock(&p->mu);
-    push(&p->todo_head, &p->todo_tail, w);
+    push(&p->wait_head, &p->wait_tail, w);
     pthread_cond_signal(&p->cv);
     pthread_mutex_unlock(&p->mu);
 }
